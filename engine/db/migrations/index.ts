@@ -1,0 +1,41 @@
+/**
+ * Numbered schema migrations, tracked by `PRAGMA user_version`.
+ *
+ * Each runs in its own transaction (Signal Desktop's pattern): the file is either at migration N
+ * or N+1, never between. A shipped migration is never edited; a fix is a new number.
+ */
+import type Database from 'better-sqlite3';
+import { EngineError } from '../../errors';
+import { sql as m0001 } from './0001-initial';
+
+/** The migrations in order; index + 1 is the version each brings the file to. */
+export const MIGRATIONS: readonly string[] = [m0001];
+
+/** The schema version this build writes. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/**
+ * Brings the file to {@link SCHEMA_VERSION}.
+ *
+ * @throws EngineError DATABASE_NEWER if the file was written by a newer Runnel.
+ */
+export function migrate(db: Database.Database): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > SCHEMA_VERSION) {
+    throw new EngineError(
+      'DATABASE_NEWER',
+      `${db.name} has schema version ${current}; this Runnel knows up to ${SCHEMA_VERSION}. Upgrade Runnel.`,
+    );
+  }
+  for (let v = current; v < SCHEMA_VERSION; v++) {
+    const step = MIGRATIONS[v];
+    if (step === undefined) break;
+    db.transaction(() => {
+      // Another process may have migrated between our read and this write lock.
+      const now = db.pragma('user_version', { simple: true }) as number;
+      if (now > v) return;
+      db.exec(step);
+      db.pragma(`user_version = ${v + 1}`);
+    }).immediate();
+  }
+}

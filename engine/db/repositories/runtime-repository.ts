@@ -1,0 +1,233 @@
+/**
+ * The state machine's SQL: every statement the worker and the resume/cancel/approve paths run,
+ * prepared once per connection (graphile-worker's "named SQL functions" habit).
+ *
+ * Callers run these only inside `RunnelDb.write` (BEGIN IMMEDIATE); nothing here opens a
+ * transaction of its own.
+ */
+import type Database from 'better-sqlite3';
+
+/** Instance statuses (DESIGN.md section 2 plus WAITING, COMPENSATING and CANCELLED). */
+export const INSTANCE_STATUSES = [
+  'PENDING',
+  'RUNNING',
+  'WAITING',
+  'SUSPENDED',
+  'COMPENSATING',
+  'COMPLETED',
+  'FAILED',
+  'CANCELLED',
+] as const;
+export type InstanceStatus = (typeof INSTANCE_STATUSES)[number];
+
+/** Terminal instance statuses: nothing runs after them. */
+export const TERMINAL_STATUSES: ReadonlySet<string> = new Set(['COMPLETED', 'FAILED', 'CANCELLED']);
+
+/** Node states shown on the monitor's graph. */
+export const NODE_STATUSES = [
+  'PENDING',
+  'READY',
+  'RUNNING',
+  'WAITING',
+  'RETRYING',
+  'COMPLETED',
+  'FAILED',
+  'SKIPPED',
+  'COMPENSATING',
+  'COMPENSATED',
+  'CANCELLED',
+] as const;
+export type NodeStatus = (typeof NODE_STATUSES)[number];
+
+/** Node states that still owe work (the instance is not done while one exists). */
+export const OPEN_NODE_STATUSES: ReadonlySet<string> = new Set(['PENDING', 'READY', 'RUNNING', 'WAITING', 'RETRYING']);
+
+/** Kinds of schedule rows. */
+export type ScheduleKind = 'run' | 'timer' | 'timeout' | 'deadline' | 'compensate';
+
+/** A `schedule` row. */
+export interface ScheduleRow {
+  id: number;
+  instance_id: number;
+  node_id: string | null;
+  kind: ScheduleKind;
+  next_run_at: number;
+  retry_count: number;
+  lease_owner: string | null;
+  version: number;
+}
+
+/** An `instance` row as the runtime needs it. */
+export interface InstanceRow {
+  id: number;
+  workflow_id: number;
+  status: InstanceStatus;
+  variables_json: string;
+  version: number;
+  suspension_json: string | null;
+  end_status: 'FAILED' | 'CANCELLED' | null;
+  started_at: number | null;
+}
+
+/** A `node_state` row. */
+export interface NodeStateRow {
+  instance_id: number;
+  node_id: string;
+  status: NodeStatus;
+  attempt: number;
+  attempt_limit: number;
+  pending_in: number;
+  taken_in: number;
+  version: number;
+  output_json: string | null;
+  error_json: string | null;
+  wait_json: string | null;
+  completed_seq: number | null;
+  started_at: number | null;
+}
+
+/** A prepared statement as the repositories expose it (a named interface keeps declarations portable). */
+export interface Stmt<P extends unknown[], R> {
+  run(...params: P): { changes: number; lastInsertRowid: number | bigint };
+  get(...params: P): R | undefined;
+  all(...params: P): R[];
+}
+
+/** Prepared statements of the runtime. Build one per connection with {@link createRuntimeRepository}. */
+export type RuntimeRepository = ReturnType<typeof createRuntimeRepository>;
+
+/**
+ * Prepares the runtime's statements on `db`.
+ *
+ * Returns named functions; each is one statement (or a fixed pair) and runs synchronously.
+ */
+export function createRuntimeRepository(db: Database.Database) {
+  function prep<P extends unknown[] = [], R = unknown>(sql: string): Stmt<P, R> {
+    return db.prepare<P, R>(sql);
+  }
+  const s = {
+    dueRows: prep<[number, number], ScheduleRow>(
+      `SELECT id, instance_id, node_id, kind, next_run_at, retry_count, lease_owner, version
+         FROM schedule WHERE next_run_at <= ? ORDER BY next_run_at LIMIT ?`,
+    ),
+    lease: prep<[string, number, number, number, number]>(
+      `UPDATE schedule SET lease_owner = ?, next_run_at = ?, lease_expires_at = ?, version = version + 1
+        WHERE id = ? AND version = ?`,
+    ),
+    heartbeat: prep<[number, number, number, string, number]>(
+      `UPDATE schedule SET next_run_at = ?, lease_expires_at = ? WHERE id = ? AND lease_owner = ? AND version = ?`,
+    ),
+    scheduleById: prep<[number], ScheduleRow>(
+      `SELECT id, instance_id, node_id, kind, next_run_at, retry_count, lease_owner, version FROM schedule WHERE id = ?`,
+    ),
+    deleteSchedule: prep<[number]>(`DELETE FROM schedule WHERE id = ?`),
+    deleteInstanceSchedule: prep<[number]>(`DELETE FROM schedule WHERE instance_id = ?`),
+    deleteUnleasedInstanceSchedule: prep<[number]>(
+      `DELETE FROM schedule WHERE instance_id = ? AND lease_owner IS NULL AND kind IN ('run', 'timer', 'timeout')`,
+    ),
+    deleteDeadline: prep<[number]>(`DELETE FROM schedule WHERE instance_id = ? AND kind = 'deadline'`),
+    deleteNodeSchedule: prep<[number, string]>(
+      `DELETE FROM schedule WHERE instance_id = ? AND node_id = ? AND kind IN ('run', 'timer', 'timeout')`,
+    ),
+    insertSchedule: prep<[number, string | null, ScheduleKind, number, number, number]>(
+      `INSERT INTO schedule (instance_id, node_id, kind, next_run_at, retry_count, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+    ),
+    instance: prep<[number], InstanceRow>(
+      `SELECT id, workflow_id, status, variables_json, version, suspension_json, end_status, started_at
+         FROM instance WHERE id = ?`,
+    ),
+    insertInstance: prep<[number, string, string, number, number, number | null, string | null]>(
+      `INSERT INTO instance (workflow_id, status, variables_json, input_json, created_at, updated_at, deadline_at, business_key)
+       VALUES (?, 'PENDING', ?, ?, ?, ?, ?, ?)`,
+    ),
+    touchInstance: prep<[string, number, number, number]>(
+      `UPDATE instance SET status = ?, started_at = coalesce(started_at, ?), updated_at = ?, version = version + 1 WHERE id = ?`,
+    ),
+    setVariables: prep<[string, number, number]>(
+      `UPDATE instance SET variables_json = ?, updated_at = ?, version = version + 1 WHERE id = ?`,
+    ),
+    setInstanceStatus: prep<[string, number, number]>(
+      `UPDATE instance SET status = ?, updated_at = ?, version = version + 1 WHERE id = ?`,
+    ),
+    endInstance: prep<[string, string | null, number, number, number]>(
+      `UPDATE instance SET status = ?, error_json = coalesce(?, error_json), ended_at = ?, updated_at = ?,
+              suspension_json = NULL, version = version + 1 WHERE id = ?`,
+    ),
+    suspendInstance: prep<[string, number, number]>(
+      `UPDATE instance SET status = 'SUSPENDED', suspension_json = ?, updated_at = ?, version = version + 1 WHERE id = ?`,
+    ),
+    startCompensating: prep<[string, string | null, number, number]>(
+      `UPDATE instance SET status = 'COMPENSATING', end_status = ?, error_json = coalesce(?, error_json),
+              suspension_json = NULL, updated_at = ?, version = version + 1 WHERE id = ?`,
+    ),
+    clearSuspension: prep<[string, number, number]>(
+      `UPDATE instance SET status = ?, suspension_json = NULL, updated_at = ?, version = version + 1 WHERE id = ?`,
+    ),
+    insertNodeState: prep<[number, string, string, number, number]>(
+      `INSERT INTO node_state (instance_id, node_id, status, attempt_limit, pending_in) VALUES (?, ?, ?, ?, ?)`,
+    ),
+    nodeState: prep<[number, string], NodeStateRow>(
+      `SELECT instance_id, node_id, status, attempt, attempt_limit, pending_in, taken_in, version, output_json,
+              error_json, wait_json, completed_seq, started_at FROM node_state WHERE instance_id = ? AND node_id = ?`,
+    ),
+    startAttempt: prep<[number, number, string]>(
+      `UPDATE node_state SET status = 'RUNNING', attempt = attempt + 1, started_at = ?, version = version + 1,
+              wait_json = NULL WHERE instance_id = ? AND node_id = ?`,
+    ),
+    setNodeStatus: prep<[string, number, string]>(
+      `UPDATE node_state SET status = ?, version = version + 1 WHERE instance_id = ? AND node_id = ?`,
+    ),
+    completeNode: prep<[string, number, number, number, string]>(
+      `UPDATE node_state SET status = 'COMPLETED', output_json = ?, error_json = NULL, wait_json = NULL, ended_at = ?,
+              completed_seq = ?, version = version + 1 WHERE instance_id = ? AND node_id = ?`,
+    ),
+    failNode: prep<[string, string, number, number, string]>(
+      `UPDATE node_state SET status = ?, error_json = ?, ended_at = ?, version = version + 1
+        WHERE instance_id = ? AND node_id = ?`,
+    ),
+    waitNode: prep<[string, string, string | null, number, string]>(
+      `UPDATE node_state SET status = ?, wait_json = ?, error_json = coalesce(?, error_json), version = version + 1
+        WHERE instance_id = ? AND node_id = ?`,
+    ),
+    readyNode: prep<[number, number, string]>(
+      `UPDATE node_state SET status = 'READY', attempt_limit = ?, error_json = NULL, version = version + 1
+        WHERE instance_id = ? AND node_id = ?`,
+    ),
+    edgeResolved: prep<[number, number, string], { pending_in: number; taken_in: number; status: string }>(
+      `UPDATE node_state SET pending_in = pending_in - 1, taken_in = taken_in + ?, version = version + 1
+        WHERE instance_id = ? AND node_id = ? RETURNING pending_in, taken_in, status`,
+    ),
+    maxSeq: prep<[number], { seq: number | null }>(
+      `SELECT max(completed_seq) AS seq FROM node_state WHERE instance_id = ?`,
+    ),
+    nodeCounts: prep<[number], { status: string; n: number }>(
+      `SELECT status, count(*) AS n FROM node_state WHERE instance_id = ? GROUP BY status`,
+    ),
+    completedOutputs: prep<[number], { node_id: string; output_json: string | null }>(
+      `SELECT node_id, output_json FROM node_state WHERE instance_id = ? AND status IN ('COMPLETED', 'COMPENSATING', 'COMPENSATED')`,
+    ),
+    openNodes: prep<[number], { node_id: string; status: string }>(
+      `SELECT node_id, status FROM node_state WHERE instance_id = ? AND status IN ('PENDING', 'READY', 'RUNNING', 'WAITING', 'RETRYING')`,
+    ),
+    compensable: prep<[number], { node_id: string; completed_seq: number }>(
+      `SELECT node_id, completed_seq FROM node_state WHERE instance_id = ? AND status = 'COMPLETED'
+        AND completed_seq IS NOT NULL ORDER BY completed_seq DESC`,
+    ),
+    history: prep<[number | null, string | null, string, number, number | null, string | null, string | null]>(
+      `INSERT INTO history (instance_id, node_id, type, at, attempt, actor, data_json) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    deadLetter: prep<[number, string | null, string, number, string, number]>(
+      `INSERT INTO dead_letter (instance_id, node_id, kind, attempts, error_json, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+    ),
+    nextDue: prep<[], { at: number | null }>(`SELECT min(next_run_at) AS at FROM schedule`),
+    rebaseDue: prep<[number, number]>(`UPDATE schedule SET next_run_at = ? WHERE next_run_at <= ? AND lease_owner IS NULL`),
+    shiftLeases: prep<[number, number, number]>(
+      `UPDATE schedule SET next_run_at = next_run_at - ?, lease_expires_at = lease_expires_at - ?
+        WHERE lease_owner IS NOT NULL AND next_run_at > ?`,
+    ),
+    releaseLeases: prep<[number, string]>(
+      `UPDATE schedule SET next_run_at = ?, lease_expires_at = NULL WHERE lease_owner = ?`,
+    ),
+  };
+  return s;
+}

@@ -1,0 +1,179 @@
+/**
+ * The workflow DSL, format 1 (DESIGN.md section 3), as zod schemas.
+ *
+ * This module is shared with the renderer: it imports nothing from Node.
+ * Objects are strict (an unknown key such as `retyr` is an error naming the key), except `ui`,
+ * which belongs to the designer and is kept as given.
+ */
+import { z } from 'zod';
+
+// ZWJ and VS16 are alternatives outside the class (same language): inside it, eslint's
+// no-misleading-character-class reads them as joining their neighbours.
+/** Ids of nodes and edges: Unicode letters, digits, emoji, `_`, `-`, `.`; 1–128 chars, no spaces. */
+export const ID_PATTERN = /^(?:[\p{L}\p{N}\p{Extended_Pictographic}\p{M}_.-]|\u200d|\ufe0f){1,128}$/u;
+
+/** A node or edge id. */
+export const IdSchema = z
+  .string()
+  .regex(ID_PATTERN, 'must be 1–128 letters, digits, emoji, "_", "-" or "." (no spaces)');
+
+/**
+ * A retry policy, after Temporal's RetryPolicy.
+ *
+ * `maxAttempts` counts every attempt, the first included (1 = no retry). The delay before attempt
+ * n+1 is min(initialIntervalMs × backoffCoefficient^(n−1), maxIntervalMs); `jitter` (0–1) only
+ * shortens it by up to that fraction.
+ */
+export const RetryPolicySchema = z.strictObject({
+  maxAttempts: z.number().int().min(1).max(1000).optional(),
+  initialIntervalMs: z.number().int().min(0).max(86_400_000).optional(),
+  backoffCoefficient: z.number().min(1).max(100).optional(),
+  maxIntervalMs: z.number().int().min(0).max(2_592_000_000).optional(),
+  jitter: z.number().min(0).max(1).optional(),
+});
+export type RetryPolicy = z.infer<typeof RetryPolicySchema>;
+
+/** A retry policy with every field filled in. */
+export interface ResolvedRetryPolicy {
+  maxAttempts: number;
+  initialIntervalMs: number;
+  backoffCoefficient: number;
+  maxIntervalMs: number;
+  jitter: number;
+}
+
+/** What happens when a node's retries run out and no error edge is taken. */
+export const OnFailureSchema = z.enum(['fail', 'suspend']);
+export type OnFailure = z.infer<typeof OnFailureSchema>;
+
+/** The undo action of a node: run in reverse completion order when the instance fails. */
+export const CompensationSchema = z.strictObject({
+  type: z.string().min(1),
+  name: z.string().optional(),
+  config: z.record(z.string(), z.unknown()).optional(),
+  input: z.string().optional(),
+  retry: RetryPolicySchema.optional(),
+  timeoutMs: z.number().int().min(1).max(86_400_000).optional(),
+});
+export type Compensation = z.infer<typeof CompensationSchema>;
+
+/**
+ * One node of the DAG.
+ *
+ * - `input`: a JSONata expression whose value the node receives (default: a shallow copy of all
+ *   globals);
+ * - `output`: a variable name that receives the result, or a JSONata expression (seeing the
+ *   globals as `$`, the result as `$result`) whose object is merged into the globals;
+ * - `join`: `any` (default; runs when all incoming edges are resolved and at least one was taken)
+ *   or `all` (every incoming edge must be taken, else the node is SKIPPED).
+ */
+export const NodeSchema = z.strictObject({
+  id: IdSchema,
+  type: z.string().min(1),
+  name: z.string().max(200).optional(),
+  description: z.string().optional(),
+  config: z.record(z.string(), z.unknown()).optional(),
+  input: z.string().optional(),
+  output: z.string().optional(),
+  retry: RetryPolicySchema.optional(),
+  timeoutMs: z.number().int().min(1).max(2_592_000_000).optional(),
+  join: z.enum(['any', 'all']).optional(),
+  onFailure: OnFailureSchema.optional(),
+  compensate: CompensationSchema.optional(),
+});
+export type WorkflowNode = z.infer<typeof NodeSchema>;
+
+/**
+ * One edge. `on: "error"` is taken when `from` fails after its retries (its `when`, if any, sees
+ * the error as `$error`); a normal edge is taken when `from` completes and `when` (JSONata) is
+ * true. `id` defaults to `from->to` (`from-!>to` for error edges).
+ */
+export const EdgeSchema = z.strictObject({
+  id: IdSchema.optional(),
+  from: z.string().min(1),
+  to: z.string().min(1),
+  when: z.string().optional(),
+  on: z.enum(['success', 'error']).optional(),
+  label: z.string().optional(),
+});
+export type WorkflowEdge = z.infer<typeof EdgeSchema>;
+
+/** Designer data: node positions and anything else the designer keeps. Kept as given. */
+export const UiSchema = z.looseObject({
+  positions: z.record(z.string(), z.object({ x: z.number(), y: z.number() })).optional(),
+});
+
+/** A whole workflow definition, format 1. */
+export const WorkflowSchema = z.strictObject({
+  format: z.literal(1).optional(),
+  name: z.string().min(1).max(200),
+  description: z.string().optional(),
+  deadlineMs: z.number().int().min(1).max(31_536_000_000).optional(),
+  inputSchema: z.record(z.string(), z.unknown()).optional(),
+  onFailure: OnFailureSchema.optional(),
+  retry: RetryPolicySchema.optional(),
+  nodes: z.array(NodeSchema),
+  edges: z.array(EdgeSchema).default([]),
+  ui: UiSchema.optional(),
+});
+/** A workflow as written (edges may be absent). */
+export type WorkflowInput = z.input<typeof WorkflowSchema>;
+/** A parsed workflow. */
+export type Workflow = z.output<typeof WorkflowSchema>;
+
+/** The id an edge is named by in problems and in the runtime. */
+export function edgeId(edge: WorkflowEdge): string {
+  return edge.id ?? `${edge.from}${edge.on === 'error' ? '-!>' : '->'}${edge.to}`;
+}
+
+/**
+ * The engine's default retry policy, used where neither node nor workflow gives one.
+ *
+ * Like Temporal's defaults (1 s initial, coefficient 2) but bounded: 3 attempts, 60 s at most
+ * between them, so a worker killed mid-attempt is recovered (the lost attempt counts) without
+ * retrying forever.
+ */
+export const DEFAULT_RETRY: ResolvedRetryPolicy = {
+  maxAttempts: 3,
+  initialIntervalMs: 1000,
+  backoffCoefficient: 2,
+  maxIntervalMs: 60_000,
+  jitter: 0,
+};
+
+/** Fills a retry policy from node, then workflow, then `fallback`. */
+export function resolveRetry(
+  node: RetryPolicy | undefined,
+  workflow: RetryPolicy | undefined,
+  fallback: ResolvedRetryPolicy = DEFAULT_RETRY,
+): ResolvedRetryPolicy {
+  return {
+    maxAttempts: node?.maxAttempts ?? workflow?.maxAttempts ?? fallback.maxAttempts,
+    initialIntervalMs: node?.initialIntervalMs ?? workflow?.initialIntervalMs ?? fallback.initialIntervalMs,
+    backoffCoefficient:
+      node?.backoffCoefficient ?? workflow?.backoffCoefficient ?? fallback.backoffCoefficient,
+    maxIntervalMs: node?.maxIntervalMs ?? workflow?.maxIntervalMs ?? fallback.maxIntervalMs,
+    jitter: node?.jitter ?? workflow?.jitter ?? fallback.jitter,
+  };
+}
+
+/**
+ * Delay before attempt `attempt + 1`, after attempt `attempt` (1-based) failed, in ms.
+ *
+ * min(initialIntervalMs × backoffCoefficient^(attempt−1), maxIntervalMs) (DESIGN.md "Rules
+ * pinned", Temporal's formula). Computed in log space so no n overflows; `random` (0–1) applies
+ * jitter, which only shortens the delay.
+ */
+export function backoffDelayMs(policy: ResolvedRetryPolicy, attempt: number, random = Math.random): number {
+  const n = Math.max(1, Math.floor(attempt));
+  const cap = policy.maxIntervalMs;
+  let delay: number;
+  if (policy.initialIntervalMs === 0) delay = 0;
+  else if (policy.backoffCoefficient === 1) delay = Math.min(policy.initialIntervalMs, cap);
+  else {
+    const log = Math.log(policy.initialIntervalMs) + (n - 1) * Math.log(policy.backoffCoefficient);
+    delay = log >= Math.log(cap) ? cap : Math.min(cap, Math.round(Math.exp(log)));
+  }
+  if (policy.jitter > 0) delay = Math.round(delay * (1 - policy.jitter * random()));
+  return Math.max(0, delay);
+}

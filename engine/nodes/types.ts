@@ -1,0 +1,100 @@
+/**
+ * The contract between the runtime and node types (built-in and custom).
+ *
+ * A node type declares a config schema (zod, also exported as JSON Schema for the designer) and
+ * an `execute(ctx)`; optionally `compensate(ctx)`. Handlers are async and run between
+ * transactions: they must not touch the database. They run at least once per attempt; the
+ * `idempotencyKey` is stable for (instance id, node id) so side effects can be de-duplicated.
+ */
+import type { z } from 'zod';
+import type { ResolvedRetryPolicy } from '../dsl/schema';
+
+/** What a handler sees. All times are epoch ms from the engine's clock. */
+export interface NodeContext<Config = Record<string, unknown>> {
+  instanceId: number;
+  nodeId: string;
+  /** The node type name, e.g. `http`. */
+  type: string;
+  /** 1-based attempt number of this run (the first attempt is 1). */
+  attempt: number;
+  /** `${instanceId}:${nodeId}` for execute, `${instanceId}:${nodeId}:compensate` for compensate. */
+  idempotencyKey: string;
+  /** The node's config after `{{ … }}` templates were rendered and the type's schema parsed it. */
+  config: Config;
+  /** The node's input (default: a shallow copy of the instance's global variables). */
+  input: unknown;
+  /** A frozen snapshot of the instance's global variables. */
+  variables: Readonly<Record<string, unknown>>;
+  /** Results of completed nodes by node id (`$steps` in expressions). */
+  steps: Readonly<Record<string, unknown>>;
+  /** Aborted on timeout (timeoutMs), cancel, or lease loss. Pass it to fetch and friends. */
+  signal: AbortSignal;
+  /** The engine clock (tests may set it). */
+  now(): number;
+  /** For compensate only: the node's own result, as it completed. */
+  result?: unknown;
+  /** Appends a `node.log` history event (small messages; not for bulk data). */
+  log(message: string, data?: unknown): void;
+}
+
+/**
+ * What `execute` returns.
+ *
+ * - `{ output }`: the node completed with this result (JSON-serialisable);
+ * - `{ wait: { until } }`: park the node WAITING until the absolute time `until` (epoch ms); the
+ *   runtime completes it then with `output` (a `delay`);
+ * - `{ wait: { approval: true } }`: park the node WAITING until a person decides (an `approval`);
+ *   the node's `timeoutMs`, if any, fails it with TIMEOUT when no decision came in time.
+ */
+export type NodeResult =
+  | { output: unknown }
+  | { wait: { until: number }; output?: unknown }
+  | {
+      wait: {
+        approval: true;
+        prompt?: string;
+        /** Who is asked to decide (a name or role; shown in the UI, not enforced). */
+        assignee?: string;
+        /** JSON Schema of the data a person may attach to the decision. */
+        form?: Record<string, unknown>;
+      };
+    };
+
+/** A node type: built in or registered by a plug-in. */
+export interface NodeType<Config = Record<string, unknown>> {
+  /** The name used in the DSL's `type` field: lowercase letters, digits, `-` and `.`. */
+  type: string;
+  /** Palette title, e.g. "HTTP request". */
+  title: string;
+  /** One line for the palette. */
+  description: string;
+  /** An icon name the renderer maps to an icon (e.g. `globe`, `code`, `clock`, `check`). */
+  icon: string;
+  /** Palette group, e.g. `Core`, `Integration`, `Human`. */
+  group: string;
+  /** Parses and checks the node's config (after templates were rendered at run time). */
+  configSchema: z.ZodType<Config>;
+  /**
+   * Whether `{{ … }}` templates in string config values are rendered before `execute`.
+   * Default true; `script` turns it off (its code is not a template).
+   */
+  templates?: boolean;
+  /** Retry defaults for this type (e.g. `approval` and `delay`: 1 attempt). */
+  defaultRetry?: Partial<ResolvedRetryPolicy>;
+  /** Runs one attempt. Throw to fail it (an EngineError with `retryable: false` skips retries). */
+  execute(ctx: NodeContext<Config>): Promise<NodeResult>;
+  /** Undoes a completed run during compensation. Its result is recorded in history. */
+  compensate?(ctx: NodeContext<Config>): Promise<unknown>;
+}
+
+/** A node type as the designer sees it (palette + property forms). */
+export interface NodeTypeDescription {
+  type: string;
+  title: string;
+  description: string;
+  icon: string;
+  group: string;
+  /** JSON Schema (draft 2020-12) of the config, from the zod schema. */
+  configJsonSchema: Record<string, unknown>;
+  hasCompensate: boolean;
+}

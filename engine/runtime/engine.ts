@@ -1,0 +1,656 @@
+/**
+ * The engine: one database file, its node registry, the state machine and the worker loop, and
+ * the operations people and hosts call (deploy, start, approve, resume, cancel, retry) plus the
+ * read side (lists, details, history, metrics).
+ *
+ * Everything that changes the file goes through `RunnelDb.write` (one serialized path per
+ * process); operations that need expressions evaluate them first, then commit with a version
+ * check, so a stale or repeated action is refused (DESIGN.md section 4).
+ */
+import os from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { Ajv } from 'ajv';
+import { EngineError, serializeError } from '../errors';
+import { openDatabase, type OpenOptions, type RunnelDb } from '../db/open-database';
+import { createRuntimeRepository, TERMINAL_STATUSES, type RuntimeRepository } from '../db/repositories/runtime-repository';
+import { createWorkflowRepository, type WorkflowRepository, type WorkflowRow } from '../db/repositories/workflow-repository';
+import { createInstanceRepository, type InstanceFilter, type InstanceRepository } from '../db/repositories/instance-repository';
+import type { Workflow } from '../dsl/schema';
+import { WorkflowSchema } from '../dsl/schema';
+import { assertValidWorkflow } from '../dsl/validate';
+import { definitionHash, exportWorkflow } from '../dsl/export';
+import { applyOutput } from '../dsl/expressions';
+import { createDefaultRegistry, type NodeRegistry } from '../nodes/registry';
+import { compileWorkflow, type CompiledWorkflow } from './compiled';
+import { systemClock, type Clock } from './clock';
+import { EventHub, type EngineListener } from './events';
+import { Faults } from './faults';
+import { StateMachine, type Suspension } from './state-machine';
+import { decideEdges, jsonBytes, Worker, type WorkerOptions } from './worker';
+
+/** Options of {@link Engine.open}. */
+export interface EngineOptions extends OpenOptions, Partial<WorkerOptions> {
+  /** Node types; default: the built-ins. */
+  registry?: NodeRegistry;
+  /** Time source; default the wall clock. Tests pass a ManualClock or OffsetClock. */
+  clock?: Clock;
+  /** Armed fault points (tests only); default from `RUNNEL_FAULTS`. */
+  faults?: Faults;
+}
+
+/** Result of {@link Engine.deploy}. */
+export interface DeployResult {
+  workflowId: number;
+  name: string;
+  version: number;
+  /** False when the definition equals the latest version's (no new version was made). */
+  created: boolean;
+}
+
+/** Options of {@link Engine.start}. */
+export interface StartOptions {
+  /** Default: the latest version. */
+  version?: number;
+  /** Initial global variables, checked against the workflow's `inputSchema`. */
+  variables?: Record<string, unknown>;
+  businessKey?: string;
+  actor?: string;
+}
+
+/** A resume action on a SUSPENDED instance (DESIGN.md section 4). */
+export interface ResumeOptions {
+  action: 'retry' | 'skip' | 'fail';
+  /** For `skip`: the failed step's result (default null). */
+  result?: unknown;
+  /** Edited global variables: they replace the globals; the diff is recorded. */
+  variables?: Record<string, unknown>;
+  /** Refuse unless the instance's version still equals this. */
+  expectedVersion?: number;
+  actor?: string;
+}
+
+/** An approval decision. */
+export interface ApproveOptions {
+  approved: boolean;
+  data?: unknown;
+  comment?: string;
+  actor?: string;
+}
+
+/** A variables diff: what a manual action changed. */
+export interface VariablesDiff {
+  added: Record<string, unknown>;
+  removed: string[];
+  changed: Record<string, { from: unknown; to: unknown }>;
+}
+
+/** The diff between two variable documents (top-level keys; values compared as JSON). */
+export function diffVariables(before: Record<string, unknown>, after: Record<string, unknown>): VariablesDiff {
+  const diff: VariablesDiff = { added: {}, removed: [], changed: {} };
+  for (const [k, v] of Object.entries(after)) {
+    if (!(k in before)) diff.added[k] = v;
+    else if (JSON.stringify(before[k]) !== JSON.stringify(v)) diff.changed[k] = { from: before[k], to: v };
+  }
+  for (const k of Object.keys(before)) if (!(k in after)) diff.removed.push(k);
+  return diff;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** The engine over one database file. */
+export class Engine {
+  readonly db: RunnelDb;
+  readonly registry: NodeRegistry;
+  readonly clock: Clock;
+  readonly owner: string;
+  private readonly repo: RuntimeRepository;
+  private readonly workflows: WorkflowRepository;
+  private readonly instances: InstanceRepository;
+  private readonly sm: StateMachine;
+  private readonly hub = new EventHub();
+  private readonly compiled = new Map<number, CompiledWorkflow>();
+  private readonly worker: Worker;
+  private readonly ajv = new Ajv({ allErrors: true, strict: false });
+  private readonly opts: WorkerOptions;
+
+  private constructor(db: RunnelDb, options: EngineOptions) {
+    this.db = db;
+    this.registry = options.registry ?? createDefaultRegistry();
+    this.clock = options.clock ?? systemClock;
+    this.owner = options.owner ?? `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+    this.repo = createRuntimeRepository(db.raw);
+    this.workflows = createWorkflowRepository(db.raw);
+    this.instances = createInstanceRepository(db.raw);
+    this.sm = new StateMachine(this.repo, (id) => this.workflowById(id));
+    this.opts = {
+      owner: this.owner,
+      concurrency: options.concurrency ?? 32,
+      leaseMs: options.leaseMs ?? 30_000,
+      pollIntervalMs: options.pollIntervalMs ?? 50,
+      maxResultBytes: options.maxResultBytes ?? 1024 * 1024,
+    };
+    this.worker = new Worker(
+      {
+        db,
+        repo: this.repo,
+        sm: this.sm,
+        clock: this.clock,
+        events: this.hub,
+        faults: options.faults ?? Faults.fromEnv(process.env.RUNNEL_FAULTS),
+        workflowById: (id) => this.workflowById(id),
+      },
+      this.opts,
+    );
+  }
+
+  /**
+   * Opens (creating and migrating if needed) the database `file` and builds an engine on it.
+   *
+   * @throws EngineError DATABASE_CORRUPT, DATABASE_NEWER, NOT_FOUND (see openDatabase).
+   */
+  static open(file: string, options: EngineOptions = {}): Engine {
+    return new Engine(openDatabase(file, options), options);
+  }
+
+  /** Listens to engine events (after commit). Returns the remover. */
+  on(listener: EngineListener): () => void {
+    return this.hub.on(listener);
+  }
+
+  /** The compiled workflow version `id` (cached: versions never change). */
+  workflowById(id: number): CompiledWorkflow {
+    let wf = this.compiled.get(id);
+    if (wf) return wf;
+    const row = this.workflows.byId(id);
+    if (!row) throw new EngineError('NOT_FOUND', `workflow id ${id} does not exist`);
+    wf = compileWorkflow(row.id, row.version, WorkflowSchema.parse(JSON.parse(row.dsl_json)), (t) => this.registry.get(t));
+    this.compiled.set(id, wf);
+    return wf;
+  }
+
+  // ---------------------------------------------------------------- workflows
+
+  /**
+   * Validates and saves a workflow definition. A new version is made only when the definition
+   * (everything but `ui`) differs from the latest version's.
+   *
+   * @throws EngineError INVALID_WORKFLOW with every problem in `details`.
+   */
+  async deploy(raw: unknown): Promise<DeployResult> {
+    const wf = assertValidWorkflow(raw, this.registry.catalog());
+    const hash = definitionHash(wf);
+    const now = this.clock.now();
+    return this.db.write(() => {
+      const latest = this.workflows.latest(wf.name);
+      if (latest && latest.definition_hash === hash) {
+        return { workflowId: latest.id, name: wf.name, version: latest.version, created: false };
+      }
+      const version = (latest?.version ?? 0) + 1;
+      const incoming = new Map<string, number>();
+      for (const e of wf.edges) incoming.set(e.to, (incoming.get(e.to) ?? 0) + 1);
+      const id = this.workflows.insert(
+        wf.name,
+        version,
+        JSON.stringify(exportWorkflow(wf)),
+        hash,
+        now,
+        wf.nodes.map((n) => ({
+          nodeId: n.id,
+          type: n.type,
+          name: n.name ?? null,
+          retryJson: JSON.stringify(n.retry ?? {}),
+          timeoutMs: n.timeoutMs ?? null,
+          scopeJson: JSON.stringify({ input: n.input ?? null, output: n.output ?? null }),
+          onFailure: n.onFailure ?? wf.onFailure ?? 'fail',
+          incoming: incoming.get(n.id) ?? 0,
+        })),
+      );
+      return { workflowId: id, name: wf.name, version, created: true };
+    });
+  }
+
+  /** A workflow version's row: the latest when `version` is omitted. @throws EngineError NOT_FOUND */
+  workflowRow(name: string, version?: number): WorkflowRow {
+    const row = version === undefined ? this.workflows.latest(name) : this.workflows.byVersion(name, version);
+    if (!row) {
+      throw new EngineError('NOT_FOUND', version === undefined ? `workflow "${name}" does not exist` : `workflow "${name}" has no version ${version}`);
+    }
+    return row;
+  }
+
+  /** The definition of a workflow version, as saved (lossless DSL JSON). */
+  getWorkflow(name: string, version?: number): { id: number; name: string; version: number; createdAt: number; definition: Workflow } {
+    const row = this.workflowRow(name, version);
+    return { id: row.id, name: row.name, version: row.version, createdAt: row.created_at, definition: WorkflowSchema.parse(JSON.parse(row.dsl_json)) };
+  }
+
+  /** Every workflow with its latest version and instance counts. */
+  listWorkflows() {
+    return this.workflows.summaries();
+  }
+
+  /** Versions of a workflow, newest first. */
+  listVersions(name: string) {
+    return this.workflows.versions(name).map((r) => ({ id: r.id, version: r.version, createdAt: r.created_at }));
+  }
+
+  /** The export of a workflow version (DSL format 1 JSON, `ui` included). */
+  exportWorkflow(name: string, version?: number) {
+    return exportWorkflow(this.getWorkflow(name, version).definition);
+  }
+
+  // ---------------------------------------------------------------- instances
+
+  /**
+   * Starts an instance of a workflow (the latest version unless `version` is given).
+   *
+   * @throws EngineError NOT_FOUND (workflow/version), INVALID_VARIABLES (not an object, failing
+   * `inputSchema` — the failing fields are named — or above the size limit).
+   */
+  async start(name: string, options: StartOptions = {}): Promise<number> {
+    const row = this.workflowRow(name, options.version);
+    const wf = this.workflowById(row.id);
+    const variables = options.variables ?? {};
+    if (!isPlainObject(variables)) throw new EngineError('INVALID_VARIABLES', 'variables must be a JSON object');
+    this.checkInput(wf, variables);
+    const json = JSON.stringify(variables);
+    if (Buffer.byteLength(json) > this.opts.maxResultBytes) {
+      throw new EngineError('INVALID_VARIABLES', `variables are ${Buffer.byteLength(json)} bytes, above the limit of ${this.opts.maxResultBytes}`);
+    }
+    const now = this.clock.now();
+    const id = await this.commit(() => this.sm.createInstance(wf, json, now, options.businessKey ?? null, options.actor));
+    this.worker.wake();
+    return id;
+  }
+
+  /**
+   * Starts many instances in one transaction (bulk launches and benchmarks).
+   *
+   * @throws as {@link start}; nothing is written when one fails.
+   */
+  async startMany(name: string, variablesList: Record<string, unknown>[], options: Omit<StartOptions, 'variables'> = {}): Promise<number[]> {
+    const row = this.workflowRow(name, options.version);
+    const wf = this.workflowById(row.id);
+    for (const v of variablesList) this.checkInput(wf, v);
+    const now = this.clock.now();
+    const ids = await this.commit(() => variablesList.map((v) => this.sm.createInstance(wf, JSON.stringify(v), now, options.businessKey ?? null, options.actor)));
+    this.worker.wake();
+    return ids;
+  }
+
+  private checkInput(wf: CompiledWorkflow, variables: Record<string, unknown>): void {
+    const schema = wf.def.inputSchema;
+    if (!schema) return;
+    const validate = this.ajv.compile(schema);
+    if (validate(variables)) return;
+    const problems = (validate.errors ?? []).map((e) => {
+      const field = e.instancePath === '' ? (e.params as { missingProperty?: string }).missingProperty ?? '(root)' : e.instancePath.slice(1).replace(/\//g, '.');
+      return { field, message: e.message ?? 'is invalid' };
+    });
+    throw new EngineError('INVALID_VARIABLES', `variables do not match the inputSchema of ${wf.name}: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, {
+      details: problems,
+    });
+  }
+
+  /** Runs `fn` in a write transaction and emits the events it produced after commit. */
+  private async commit<T>(fn: () => T): Promise<T> {
+    let events: typeof this.sm.events = [];
+    const out = await this.db.write(() => {
+      this.sm.events = [];
+      try {
+        return fn();
+      } finally {
+        events = this.sm.events;
+        this.sm.events = [];
+      }
+    });
+    this.hub.emit(events);
+    return out;
+  }
+
+  private liveInstance(id: number, expectedVersion?: number) {
+    const inst = this.repo.instance.get(id);
+    if (!inst) throw new EngineError('NOT_FOUND', `instance ${id} does not exist`);
+    if (expectedVersion !== undefined && inst.version !== expectedVersion) {
+      throw new EngineError('CONFLICT', `instance ${id} changed (version ${inst.version}, expected ${expectedVersion}); reload and try again`);
+    }
+    return inst;
+  }
+
+  /**
+   * Records a person's decision on a WAITING approval node; the decision becomes its result
+   * (`{ approved, data, comment, actor, decidedAt }`) and the instance goes on.
+   *
+   * @throws EngineError NOT_FOUND, INVALID_STATE (no approval waits there), CONFLICT (decided meanwhile).
+   */
+  async approve(instanceId: number, nodeId: string, decision: ApproveOptions): Promise<void> {
+    const inst = this.liveInstance(instanceId);
+    const state = this.repo.nodeState.get(instanceId, nodeId);
+    const wait = state?.wait_json ? (JSON.parse(state.wait_json) as { kind?: string }) : undefined;
+    if (!state || state.status !== 'WAITING' || wait?.kind !== 'approval' || TERMINAL_STATUSES.has(inst.status)) {
+      throw new EngineError('INVALID_STATE', `instance ${instanceId} has no approval waiting at node "${nodeId}"`);
+    }
+    const wf = this.workflowById(inst.workflow_id);
+    const node = wf.nodes.get(nodeId);
+    if (!node) throw new EngineError('NOT_FOUND', `node "${nodeId}" is not in workflow ${wf.name}`);
+    const now = this.clock.now();
+    const result: Record<string, unknown> = { approved: decision.approved, decidedAt: now };
+    if (decision.data !== undefined) result.data = decision.data;
+    if (decision.comment !== undefined) result.comment = decision.comment;
+    if (decision.actor !== undefined) result.actor = decision.actor;
+    const variables = JSON.parse(inst.variables_json) as Record<string, unknown>;
+    const steps = this.stepsOf(instanceId);
+    const patch = await applyOutput(node.def.output, result, { variables, steps });
+    const decisions = await decideEdges(node.outgoing, { variables: { ...variables, ...patch }, steps: { ...steps, [nodeId]: result } });
+    await this.commit(() => {
+      const cur = this.repo.nodeState.get(instanceId, nodeId);
+      if (!cur || cur.version !== state.version) throw new EngineError('CONFLICT', `approval at "${nodeId}" of instance ${instanceId} was already decided`);
+      const live = this.repo.instance.get(instanceId);
+      if (!live || TERMINAL_STATUSES.has(live.status)) throw new EngineError('INVALID_STATE', `instance ${instanceId} is ${live?.status ?? 'gone'}`);
+      this.repo.deleteNodeSchedule.run(instanceId, nodeId);
+      this.sm.history(instanceId, nodeId, 'approval.decided', now, { approved: decision.approved, data: decision.data, comment: decision.comment }, cur.attempt, decision.actor);
+      this.sm.completeNode(live, wf, nodeId, result, patch, decisions, now, cur.attempt, cur.started_at);
+    });
+    this.worker.wake();
+  }
+
+  private stepsOf(instanceId: number): Record<string, unknown> {
+    const steps: Record<string, unknown> = {};
+    for (const s of this.repo.completedOutputs.all(instanceId)) steps[s.node_id] = s.output_json === null ? null : JSON.parse(s.output_json);
+    return steps;
+  }
+
+  /**
+   * Resumes a SUSPENDED instance (DESIGN.md section 4): optionally replaces its globals, then
+   * retries the failed step, skips it with `result`, or fails the instance. For a failed
+   * compensation, retry re-runs it, skip continues the chain and fail stops it as FAILED.
+   * The action, its actor and the variables diff land in history in the same transaction.
+   *
+   * @throws EngineError NOT_FOUND, INVALID_STATE (not SUSPENDED), CONFLICT (version check),
+   * INVALID_VARIABLES.
+   */
+  async resume(instanceId: number, options: ResumeOptions): Promise<void> {
+    const inst = this.liveInstance(instanceId, options.expectedVersion);
+    if (inst.status !== 'SUSPENDED' || !inst.suspension_json) {
+      throw new EngineError('INVALID_STATE', `instance ${instanceId} is ${inst.status}, not SUSPENDED`);
+    }
+    const suspension = JSON.parse(inst.suspension_json) as Suspension;
+    const before = JSON.parse(inst.variables_json) as Record<string, unknown>;
+    if (options.variables !== undefined && !isPlainObject(options.variables)) throw new EngineError('INVALID_VARIABLES', 'variables must be a JSON object');
+    const after = options.variables ?? before;
+    if (jsonBytes(after) > this.opts.maxResultBytes) throw new EngineError('INVALID_VARIABLES', `variables are above the limit of ${this.opts.maxResultBytes} bytes`);
+    const diff = diffVariables(before, after);
+    const wf = this.workflowById(inst.workflow_id);
+    const node = wf.nodes.get(suspension.nodeId);
+    if (!node) throw new EngineError('NOT_FOUND', `node "${suspension.nodeId}" is not in workflow ${wf.name}`);
+    const now = this.clock.now();
+    let skip: { output: unknown; patch: Record<string, unknown>; decisions: Awaited<ReturnType<typeof decideEdges>> } | undefined;
+    if (options.action === 'skip' && suspension.kind === 'incident') {
+      const output = options.result === undefined ? null : options.result;
+      const steps = this.stepsOf(instanceId);
+      const patch = await applyOutput(node.def.output, output, { variables: after, steps });
+      const decisions = await decideEdges(node.outgoing, { variables: { ...after, ...patch }, steps: { ...steps, [node.id]: output } });
+      skip = { output, patch, decisions };
+    }
+    await this.commit(() => {
+      const cur = this.repo.instance.get(instanceId);
+      if (!cur || cur.version !== inst.version) throw new EngineError('CONFLICT', `instance ${instanceId} changed meanwhile; reload and try again`);
+      if (options.variables !== undefined) this.repo.setVariables.run(JSON.stringify(after), now, instanceId);
+      this.sm.history(instanceId, suspension.nodeId, 'instance.resumed', now, { action: options.action, reason: suspension.kind, diff, ...(options.result === undefined ? {} : { result: options.result }) }, undefined, options.actor ?? 'unknown');
+      if (suspension.kind === 'incident') {
+        if (options.action === 'fail') {
+          this.sm.failInstance(instanceId, suspension.error, 'FAILED', now, options.actor);
+          return;
+        }
+        this.repo.clearSuspension.run('RUNNING', now, instanceId);
+        const live = this.repo.instance.get(instanceId);
+        if (!live) return;
+        if (options.action === 'retry') {
+          const st = this.repo.nodeState.get(instanceId, node.id);
+          this.repo.readyNode.run((st?.attempt ?? 0) + node.retry.maxAttempts, instanceId, node.id);
+          this.repo.insertSchedule.run(instanceId, node.id, 'run', now, 0, now);
+          this.sm.events.push({ type: 'node.changed', instanceId, nodeId: node.id, status: 'READY' });
+          this.sm.settle(instanceId, now);
+        } else if (skip) {
+          this.sm.history(instanceId, node.id, 'node.skipped_by_hand', now, { result: skip.output }, undefined, options.actor);
+          this.sm.completeNode(live, wf, node.id, skip.output, skip.patch, skip.decisions, now, 0, null);
+        }
+        this.sm.events.push({ type: 'instance.changed', instanceId, status: 'RUNNING' });
+        return;
+      }
+      // A failed compensation.
+      if (options.action === 'fail') {
+        this.repo.endInstance.run('FAILED', null, now, now, instanceId);
+        this.repo.deleteInstanceSchedule.run(instanceId);
+        this.sm.history(instanceId, null, 'instance.failed', now, { reason: 'compensation stopped by hand' }, undefined, options.actor);
+        this.sm.events.push({ type: 'instance.finished', instanceId, status: 'FAILED' });
+        return;
+      }
+      this.repo.clearSuspension.run('COMPENSATING', now, instanceId);
+      this.sm.events.push({ type: 'instance.changed', instanceId, status: 'COMPENSATING' });
+      if (options.action === 'retry') {
+        this.repo.insertSchedule.run(instanceId, node.id, 'compensate', now, 0, now);
+      } else {
+        this.sm.history(instanceId, node.id, 'compensation.skipped', now, undefined, undefined, options.actor);
+        this.repo.setNodeStatus.run('COMPENSATED', instanceId, node.id);
+        this.sm.continueCompensation(instanceId, now);
+      }
+    });
+    this.worker.wake();
+  }
+
+  /**
+   * Cancels a live instance; `compensate` runs compensations first (DESIGN.md "Rules pinned").
+   *
+   * @throws EngineError NOT_FOUND, INVALID_STATE (already ended), CONFLICT (version check).
+   */
+  async cancel(instanceId: number, options: { compensate?: boolean; actor?: string; expectedVersion?: number } = {}): Promise<void> {
+    const now = this.clock.now();
+    await this.commit(() => {
+      const inst = this.liveInstance(instanceId, options.expectedVersion);
+      if (TERMINAL_STATUSES.has(inst.status)) throw new EngineError('INVALID_STATE', `instance ${instanceId} already ended ${inst.status}`);
+      this.sm.cancelInstance(instanceId, options.compensate === true, now, options.actor);
+    });
+    this.worker.abortInstance(instanceId, new EngineError('CANCELLED', `instance ${instanceId} was cancelled`));
+    this.worker.wake();
+  }
+
+  /**
+   * Retries a FAILED instance from its failed node(s): they get a fresh attempt budget, nodes
+   * that were cancelled by the failure become pending again, and the instance runs.
+   *
+   * @throws EngineError NOT_FOUND, INVALID_STATE (not FAILED, or no failed node to retry).
+   */
+  async retry(instanceId: number, options: { actor?: string; expectedVersion?: number } = {}): Promise<void> {
+    const now = this.clock.now();
+    await this.commit(() => {
+      const inst = this.liveInstance(instanceId, options.expectedVersion);
+      if (inst.status !== 'FAILED') throw new EngineError('INVALID_STATE', `instance ${instanceId} is ${inst.status}, not FAILED`);
+      const wf = this.workflowById(inst.workflow_id);
+      const nodes = this.instances.nodes(instanceId);
+      const failed = nodes.filter((n) => n.status === 'FAILED');
+      if (failed.length === 0) throw new EngineError('INVALID_STATE', `instance ${instanceId} has no failed node to retry`);
+      this.db.raw.prepare(`UPDATE instance SET status = 'RUNNING', ended_at = NULL, error_json = NULL, end_status = NULL, updated_at = ?, version = version + 1 WHERE id = ?`).run(now, instanceId);
+      for (const n of failed) {
+        const node = wf.nodes.get(n.node_id);
+        this.repo.readyNode.run(n.attempt + (node?.retry.maxAttempts ?? 1), instanceId, n.node_id);
+        this.repo.insertSchedule.run(instanceId, n.node_id, 'run', now, 0, now);
+      }
+      for (const n of nodes.filter((x) => x.status === 'CANCELLED')) {
+        const st = this.repo.nodeState.get(instanceId, n.node_id);
+        if (!st) continue;
+        if (st.pending_in > 0 || wf.nodes.get(n.node_id)?.incoming.length) {
+          if (st.pending_in > 0) this.repo.setNodeStatus.run('PENDING', instanceId, n.node_id);
+          else {
+            this.repo.setNodeStatus.run('READY', instanceId, n.node_id);
+            this.repo.insertSchedule.run(instanceId, n.node_id, 'run', now, 0, now);
+          }
+        } else {
+          this.repo.setNodeStatus.run('READY', instanceId, n.node_id);
+          this.repo.insertSchedule.run(instanceId, n.node_id, 'run', now, 0, now);
+        }
+      }
+      this.sm.history(instanceId, null, 'instance.retried', now, { nodes: failed.map((n) => n.node_id) }, undefined, options.actor);
+      this.sm.events.push({ type: 'instance.changed', instanceId, status: 'RUNNING' });
+    });
+    this.worker.wake();
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  /**
+   * An instance with its node states, parsed.
+   *
+   * @throws EngineError NOT_FOUND
+   */
+  getInstance(id: number) {
+    const row = this.instances.get(id);
+    if (!row) throw new EngineError('NOT_FOUND', `instance ${id} does not exist`);
+    const parse = (s: string | null): unknown => (s === null ? undefined : JSON.parse(s));
+    return {
+      id: row.id,
+      workflow: row.workflow,
+      workflowVersion: row.workflow_version,
+      workflowId: row.workflow_id,
+      status: row.status,
+      version: row.version,
+      businessKey: row.business_key,
+      variables: JSON.parse(row.variables_json) as Record<string, unknown>,
+      input: JSON.parse(row.input_json) as Record<string, unknown>,
+      error: parse(row.error_json),
+      suspension: parse(row.suspension_json) as Suspension | undefined,
+      createdAt: row.created_at,
+      startedAt: row.started_at,
+      endedAt: row.ended_at,
+      updatedAt: row.updated_at,
+      deadlineAt: row.deadline_at,
+      nodes: this.instances.nodes(id).map((n) => ({
+        id: n.node_id,
+        status: n.status,
+        attempt: n.attempt,
+        maxAttempts: n.attempt_limit,
+        output: parse(n.output_json),
+        error: parse(n.error_json),
+        wait: parse(n.wait_json),
+        completedSeq: n.completed_seq,
+        startedAt: n.started_at,
+        endedAt: n.ended_at,
+        nextRunAt: n.next_run_at,
+      })),
+    };
+  }
+
+  /** Instances matching `filter`, newest first (keyset-paged by id). */
+  listInstances(filter: InstanceFilter = {}) {
+    return this.instances.list(filter).map((r) => ({
+      id: r.id,
+      workflow: r.workflow,
+      workflowVersion: r.workflow_version,
+      status: r.status,
+      businessKey: r.business_key,
+      createdAt: r.created_at,
+      startedAt: r.started_at,
+      endedAt: r.ended_at,
+      version: r.version,
+      error: r.error_json === null ? undefined : (JSON.parse(r.error_json) as unknown),
+      suspension: r.suspension_json === null ? undefined : (JSON.parse(r.suspension_json) as unknown),
+    }));
+  }
+
+  /** History events of an instance, oldest first. */
+  history(id: number, afterId = 0, limit = 10_000) {
+    return this.instances.history(id, afterId, limit).map((h) => ({
+      id: h.id,
+      nodeId: h.node_id,
+      type: h.type,
+      at: h.at,
+      attempt: h.attempt,
+      actor: h.actor,
+      data: h.data_json === null ? undefined : (JSON.parse(h.data_json) as unknown),
+    }));
+  }
+
+  /** Counts by status, queue depth, durations (avg/P50/P99 per workflow), failures, dead letters. */
+  metrics() {
+    const counts: Record<string, number> = {};
+    for (const c of this.instances.counts()) counts[c.status] = c.count;
+    return {
+      counts,
+      queue: this.instances.queue(),
+      durations: this.instances.durations(),
+      failures: this.instances.failures(),
+      deadLetters: this.instances.deadLetters(),
+    };
+  }
+
+  /**
+   * Whether an instance has ended or can go on only by a person: SUSPENDED, or WAITING with every
+   * open node an approval.
+   */
+  isSettled(id: number): boolean {
+    const inst = this.repo.instance.get(id);
+    if (!inst) return true;
+    if (TERMINAL_STATUSES.has(inst.status) || inst.status === 'SUSPENDED') return true;
+    if (inst.status !== 'WAITING') return false;
+    const open = this.instances.nodes(id).filter((n) => ['PENDING', 'READY', 'RUNNING', 'WAITING', 'RETRYING'].includes(n.status));
+    const waiting = open.filter((n) => n.status === 'WAITING');
+    return waiting.length > 0 && waiting.every((n) => n.wait_json?.includes('"approval"')) && open.every((n) => n.status === 'WAITING' || n.status === 'PENDING');
+  }
+
+  // ---------------------------------------------------------------- worker
+
+  /** Starts the worker loop in the background. */
+  startWorker(): void {
+    this.worker.start();
+  }
+
+  /** Stops the worker gracefully (see Worker.stop). */
+  async stopWorker(graceMs?: number): Promise<void> {
+    await this.worker.stop(graceMs);
+  }
+
+  /** One worker turn (tests drive the loop by hand with a ManualClock). */
+  tick(): Promise<number> {
+    return this.worker.tick();
+  }
+
+  /**
+   * Runs the worker until `done()` is true, checking after every turn.
+   *
+   * @throws EngineError TIMEOUT after `timeoutMs` (default: none).
+   */
+  async runUntil(done: () => boolean, timeoutMs?: number): Promise<void> {
+    const started = Date.now();
+    this.worker.start();
+    try {
+      while (!done()) {
+        if (timeoutMs !== undefined && Date.now() - started > timeoutMs) {
+          throw new EngineError('TIMEOUT', `work did not finish within ${timeoutMs} ms`);
+        }
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    } finally {
+      await this.worker.stop();
+    }
+  }
+
+  /** Whether no schedule row is due now or later for work (timeouts and deadlines excluded) and nothing runs here. */
+  isIdle(): boolean {
+    if (this.worker.inflightCount > 0 || this.worker.hasPendingOutcomes) return false;
+    const row = this.db.raw.prepare(`SELECT count(*) AS n FROM schedule WHERE kind IN ('run', 'timer', 'compensate')`).get() as { n: number };
+    return row.n === 0;
+  }
+
+  /** Stops the worker and closes the file (after a passive checkpoint). */
+  async close(): Promise<void> {
+    await this.worker.stop();
+    try {
+      this.db.checkpoint('PASSIVE');
+    } catch (err) {
+      console.error('runnel: checkpoint at close failed', serializeError(err).message);
+    }
+    this.db.close();
+  }
+}

@@ -1,0 +1,565 @@
+/**
+ * The worker loop: claim due schedule rows, run their handlers with bounded concurrency, and
+ * commit their outcomes (DESIGN.md section 2; STYLE.md habit 3).
+ *
+ * One loop turn is one write transaction that (1) commits every outcome finished since the last
+ * turn, each in its own savepoint, (2) extends the leases of long handlers, and (3) claims new
+ * due rows up to the free concurrency. Outcomes of many instances thus share one commit (group
+ * commit), and claims ride along for free. Handlers and expressions (async) run between
+ * transactions, never inside one.
+ */
+import { EngineError, serializeError, type SerializedError } from '../errors';
+import { backoffDelayMs } from '../dsl/schema';
+import { applyInput, applyOutput, evaluateWhen, renderTemplates, type ExpressionScope } from '../dsl/expressions';
+import type { RunnelDb } from '../db/open-database';
+import type { NodeStateRow, RuntimeRepository, ScheduleRow } from '../db/repositories/runtime-repository';
+import { TERMINAL_STATUSES } from '../db/repositories/runtime-repository';
+import type { NodeResult } from '../nodes/types';
+import type { CompiledNode, CompiledWorkflow, CompiledEdge } from './compiled';
+import type { Clock } from './clock';
+import type { EventHub } from './events';
+import type { Faults } from './faults';
+import type { EdgeDecision, StateMachine } from './state-machine';
+
+/** Tunables of the worker loop. */
+export interface WorkerOptions {
+  /** This worker's lease owner name; unique per process. */
+  owner: string;
+  /** Handlers running at once. Default 32. */
+  concurrency: number;
+  /** How long a claim is held before others may take it, ms. Default 30 000; heartbeats extend it. */
+  leaseMs: number;
+  /** Longest sleep between polls when nothing is due, ms. Default 50. */
+  pollIntervalMs: number;
+  /** Largest node result / variables document, bytes. Default 1 MiB. */
+  maxResultBytes: number;
+}
+
+/** A claimed schedule row with what its execution needs. */
+interface Claimed {
+  row: ScheduleRow;
+  wf: CompiledWorkflow;
+  node: CompiledNode | undefined;
+  state: NodeStateRow | undefined;
+  variables: Record<string, unknown>;
+  steps: Record<string, unknown>;
+  attempt: number;
+  /** Attempts were used up by lost leases: fail without running. */
+  exhausted: boolean;
+  startedAt: number;
+}
+
+/** What an execution produced; committed in the next loop turn. */
+type Outcome =
+  | { kind: 'completed'; c: Claimed; output: unknown; patch: Record<string, unknown>; decisions: EdgeDecision[] }
+  | { kind: 'failed'; c: Claimed; error: SerializedError; final: boolean; decisions: EdgeDecision[] }
+  | { kind: 'wait'; c: Claimed; result: Extract<NodeResult, { wait: unknown }> }
+  | { kind: 'compensated'; c: Claimed; result: unknown }
+  | { kind: 'compensation_failed'; c: Claimed; error: SerializedError; final: boolean };
+
+/** Shared engine parts the worker drives. */
+export interface WorkerDeps {
+  db: RunnelDb;
+  repo: RuntimeRepository;
+  sm: StateMachine;
+  clock: Clock;
+  events: EventHub;
+  faults: Faults;
+  workflowById(id: number): CompiledWorkflow;
+}
+
+/** JSON size in bytes (UTF-8). */
+export function jsonBytes(value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value ?? null), 'utf8');
+}
+
+/** Evaluates the `when` of `edges` against a scope; returns a decision per edge. */
+export async function decideEdges(edges: readonly CompiledEdge[], scope: ExpressionScope): Promise<EdgeDecision[]> {
+  const out: EdgeDecision[] = [];
+  for (const e of edges) {
+    if (e.when === undefined) {
+      out.push({ edgeId: e.id, to: e.to, taken: true });
+      continue;
+    }
+    const r = await evaluateWhen(e.when, scope);
+    const d: EdgeDecision = { edgeId: e.id, to: e.to, taken: r.taken };
+    if (r.reason !== undefined && r.reason !== 'condition is false') d.reason = r.reason;
+    out.push(d);
+  }
+  return out;
+}
+
+/**
+ * The worker loop of one process. `start()` runs it in the background; `tick()` runs one turn
+ * (tests and `runUntil` drive it directly).
+ */
+export class Worker {
+  private readonly inflight = new Map<number, { c: Claimed; controller: AbortController; beatAt: number }>();
+  private outcomes: Outcome[] = [];
+  private running = false;
+  private loopPromise: Promise<void> | undefined;
+  private wakeResolve: (() => void) | undefined;
+  private lastNow: number;
+  private claiming = true;
+
+  constructor(
+    private readonly deps: WorkerDeps,
+    private readonly opts: WorkerOptions,
+  ) {
+    this.lastNow = deps.clock.now();
+  }
+
+  /** Handlers now running in this process. */
+  get inflightCount(): number {
+    return this.inflight.size;
+  }
+
+  /** Whether outcomes wait to be committed. */
+  get hasPendingOutcomes(): boolean {
+    return this.outcomes.length > 0;
+  }
+
+  /** Wakes the loop at once (new work was scheduled in this process). */
+  wake(): void {
+    const w = this.wakeResolve;
+    this.wakeResolve = undefined;
+    w?.();
+  }
+
+  /** Starts the loop in the background. */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.claiming = true;
+    this.loopPromise = this.loop();
+  }
+
+  /**
+   * Stops claiming, lets running handlers finish (up to `graceMs`), commits their outcomes, and
+   * releases the leases of any still running so another worker can take them at once.
+   */
+  async stop(graceMs = 10_000): Promise<void> {
+    this.claiming = false;
+    const deadline = Date.now() + graceMs;
+    while (this.inflight.size > 0 && Date.now() < deadline) {
+      await this.tick();
+      if (this.inflight.size > 0) await this.sleep(20);
+    }
+    await this.tick();
+    this.running = false;
+    this.wake();
+    await this.loopPromise;
+    if (this.inflight.size > 0) {
+      for (const f of this.inflight.values()) f.controller.abort(new EngineError('CANCELLED', 'worker stopping'));
+      const now = this.deps.clock.now();
+      await this.deps.db.write(() => this.deps.repo.releaseLeases.run(now, this.opts.owner));
+    }
+  }
+
+  /** Aborts running handlers of an instance (cancel, deadline) in this process. */
+  abortInstance(instanceId: number, reason: EngineError): void {
+    for (const f of this.inflight.values()) if (f.c.row.instance_id === instanceId) f.controller.abort(reason);
+  }
+
+  private async loop(): Promise<void> {
+    while (this.running) {
+      let worked = 0;
+      try {
+        worked = await this.tick();
+      } catch (err) {
+        // Never crash the worker: a failed turn leaves claims leased, which expire and are retried.
+        console.error('runnel worker: loop turn failed', err);
+        await this.sleep(this.opts.pollIntervalMs);
+      }
+      if (!this.running) break;
+      if (worked > 0 || this.outcomes.length > 0) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        continue;
+      }
+      await this.sleep(this.nextSleepMs());
+    }
+  }
+
+  private nextSleepMs(): number {
+    const next = this.deps.repo.nextDue.get()?.at;
+    if (next === null || next === undefined) return this.opts.pollIntervalMs;
+    return Math.max(1, Math.min(this.opts.pollIntervalMs, next - this.deps.clock.now()));
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const t = setTimeout(() => {
+        this.wakeResolve = undefined;
+        resolve();
+      }, ms);
+      this.wakeResolve = () => {
+        clearTimeout(t);
+        resolve();
+      };
+    });
+  }
+
+  /**
+   * One loop turn: commit finished outcomes, heartbeat, claim. Returns the number of outcomes
+   * committed plus rows claimed.
+   */
+  async tick(): Promise<number> {
+    const { db, sm, clock, events } = this.deps;
+    const now = clock.now();
+    const jumped = this.checkClock(now);
+    const outcomes = this.outcomes;
+    this.outcomes = [];
+    const capacity = this.claiming ? this.opts.concurrency - this.inflight.size : 0;
+    const beats = [...this.inflight.entries()].filter(([, f]) => now - f.beatAt >= this.opts.leaseMs / 3);
+    let claimed: Claimed[] = [];
+    let emitted: typeof sm.events = [];
+    await db.write(() => {
+      sm.events = [];
+      if (jumped) this.recordJump(jumped.from, now);
+      for (const o of outcomes) this.commitSafely(o, now);
+      for (const [id, f] of beats) {
+        const r = this.deps.repo.heartbeat.run(now + this.opts.leaseMs, now + this.opts.leaseMs, id, this.opts.owner, f.c.row.version);
+        if (r.changes === 0) f.controller.abort(new EngineError('LEASE_LOST', 'the lease was lost (cancelled or taken over)'));
+        else f.beatAt = now;
+      }
+      claimed = capacity > 0 ? this.claim(capacity, now) : [];
+      emitted = sm.events;
+      sm.events = [];
+    });
+    events.emit(emitted);
+    if (this.deps.faults.armed) {
+      for (const o of outcomes) this.deps.faults.hit('committed', { instanceId: o.c.row.instance_id, nodeId: o.c.row.node_id, attempt: o.c.attempt });
+    }
+    for (const c of claimed) this.launch(c);
+    return outcomes.length + claimed.length;
+  }
+
+  private checkClock(now: number): { from: number } | undefined {
+    const last = this.lastNow;
+    this.lastNow = now;
+    // Jumps of more than a second backwards are recorded; timers already due stay due.
+    return now < last - 1000 ? { from: last } : undefined;
+  }
+
+  private recordJump(from: number, now: number): void {
+    const { repo, sm } = this.deps;
+    repo.rebaseDue.run(now, from);
+    repo.shiftLeases.run(from - now, from - now, now);
+    sm.history(null, null, 'clock.jumped', now, { fromMs: from, toMs: now, direction: 'backwards' });
+    sm.events.push({ type: 'clock.jumped', fromMs: from, toMs: now });
+  }
+
+  private commitSafely(o: Outcome, now: number): void {
+    const { db, sm } = this.deps;
+    const mark = sm.events.length;
+    try {
+      db.raw.transaction(() => this.commit(o, now))();
+    } catch (err) {
+      sm.events.length = mark;
+      // The claim stays leased; when it expires another turn retries the step (at least once).
+      console.error(`runnel worker: cannot commit ${o.kind} of instance ${o.c.row.instance_id} node ${o.c.row.node_id ?? '-'}`, err);
+    }
+  }
+
+  /** Claims up to `limit` due rows (inside the turn's transaction). */
+  private claim(limit: number, now: number): Claimed[] {
+    const { repo, sm } = this.deps;
+    const out: Claimed[] = [];
+    const rows = repo.dueRows.all(now, limit);
+    for (const row of rows) {
+      const recovered = row.lease_owner !== null;
+      const lease = now + this.opts.leaseMs;
+      if (repo.lease.run(this.opts.owner, lease, lease, row.id, row.version).changes === 0) continue;
+      const leased: ScheduleRow = { ...row, version: row.version + 1, lease_owner: this.opts.owner, next_run_at: lease };
+      const inst = repo.instance.get(row.instance_id);
+      if (!inst || TERMINAL_STATUSES.has(inst.status)) {
+        repo.deleteSchedule.run(row.id);
+        continue;
+      }
+      if (row.kind === 'deadline') {
+        repo.deleteSchedule.run(row.id);
+        const err = new EngineError('DEADLINE_EXCEEDED', `instance ${inst.id} passed its deadline`).toJSON();
+        sm.failInstance(inst.id, err, 'FAILED', now);
+        this.abortInstance(inst.id, new EngineError('DEADLINE_EXCEEDED', 'instance deadline passed'));
+        continue;
+      }
+      const nodeId = row.node_id ?? '';
+      const state = repo.nodeState.get(inst.id, nodeId);
+      if (!state) {
+        repo.deleteSchedule.run(row.id);
+        continue;
+      }
+      if (inst.status === 'COMPENSATING' && row.kind !== 'compensate') {
+        // The instance is failing: nothing new starts.
+        repo.deleteSchedule.run(row.id);
+        if (state.status !== 'COMPLETED' && state.status !== 'FAILED') repo.setNodeStatus.run('CANCELLED', inst.id, nodeId);
+        sm.continueCompensation(inst.id, now);
+        continue;
+      }
+      const expected = row.kind === 'run' ? ['READY', 'RETRYING', 'RUNNING'] : row.kind === 'compensate' ? ['COMPENSATING'] : ['WAITING'];
+      if (!expected.includes(state.status)) {
+        repo.deleteSchedule.run(row.id);
+        continue;
+      }
+      const wf = this.deps.workflowById(inst.workflow_id);
+      let attempt: number;
+      let exhausted = false;
+      if (row.kind === 'run') {
+        attempt = state.attempt + 1;
+        exhausted = attempt > state.attempt_limit;
+        if (exhausted) attempt = state.attempt;
+        else repo.startAttempt.run(now, inst.id, nodeId);
+        if (recovered) {
+          sm.history(inst.id, nodeId, 'node.recovered', now, { reason: 'recovered after a lost lease', attemptsLeft: Math.max(0, state.attempt_limit - state.attempt) }, attempt);
+        }
+        repo.touchInstance.run(inst.status === 'PENDING' || inst.status === 'WAITING' ? 'RUNNING' : inst.status, now, now, inst.id);
+        if (inst.status === 'PENDING' || inst.status === 'WAITING') sm.events.push({ type: 'instance.changed', instanceId: inst.id, status: 'RUNNING' });
+        if (!exhausted) sm.events.push({ type: 'node.changed', instanceId: inst.id, nodeId, status: 'RUNNING', attempt });
+      } else if (row.kind === 'compensate') {
+        attempt = row.retry_count + 1;
+        if (recovered) sm.history(inst.id, nodeId, 'compensation.recovered', now, { reason: 'recovered after a lost lease' }, attempt);
+      } else {
+        attempt = state.attempt;
+      }
+      const variables = JSON.parse(inst.variables_json) as Record<string, unknown>;
+      const steps: Record<string, unknown> = {};
+      if (wf.usesSteps || row.kind === 'compensate') {
+        for (const s of repo.completedOutputs.all(inst.id)) steps[s.node_id] = s.output_json === null ? null : JSON.parse(s.output_json);
+      }
+      out.push({ row: leased, wf, node: wf.nodes.get(nodeId), state, variables, steps, attempt, exhausted, startedAt: now });
+    }
+    return out;
+  }
+
+  private launch(c: Claimed): void {
+    const controller = new AbortController();
+    this.inflight.set(c.row.id, { c, controller, beatAt: c.startedAt });
+    if (this.deps.faults.armed) this.deps.faults.hit('claimed', { instanceId: c.row.instance_id, nodeId: c.row.node_id, attempt: c.attempt });
+    void this.execute(c, controller).then((o) => {
+      this.inflight.delete(c.row.id);
+      if (this.deps.faults.armed) this.deps.faults.hit('handler-done', { instanceId: c.row.instance_id, nodeId: c.row.node_id, attempt: c.attempt });
+      this.outcomes.push(o);
+      this.wake();
+    });
+  }
+
+  /** Runs one claimed row to an outcome. Never throws. */
+  private async execute(c: Claimed, controller: AbortController): Promise<Outcome> {
+    const node = c.node;
+    if (!node) {
+      const error = new EngineError('INTERNAL', `node "${c.row.node_id}" is not in workflow ${c.wf.name} v${c.wf.version}`).toJSON();
+      return { kind: 'failed', c, error, final: true, decisions: [] };
+    }
+    const scope: ExpressionScope = { variables: c.variables, steps: c.steps };
+    try {
+      switch (c.row.kind) {
+        case 'run': {
+          if (c.exhausted) {
+            const err = new EngineError('LEASE_LOST', `attempt ${c.attempt} of node "${node.id}" was lost with its worker and no attempts are left`, { retryable: false });
+            return await this.failure(c, node, err, scope);
+          }
+          return await this.runHandler(c, node, scope, controller);
+        }
+        case 'timer': {
+          const wait = JSON.parse(c.state?.wait_json ?? '{}') as { output?: unknown; until?: number };
+          return await this.completion(c, node, wait.output ?? { firedAt: this.deps.clock.now(), until: wait.until }, scope);
+        }
+        case 'timeout': {
+          const err = new EngineError('TIMEOUT', `node "${node.id}" timed out after ${node.def.timeoutMs ?? 0} ms waiting for a decision`);
+          return await this.failure(c, node, err, scope);
+        }
+        case 'compensate':
+          return await this.runCompensation(c, node, scope, controller);
+        default:
+          throw new EngineError('INTERNAL', `unknown schedule kind ${String(c.row.kind)}`);
+      }
+    } catch (err) {
+      return this.failure(c, node, err, scope);
+    }
+  }
+
+  private async runHandler(c: Claimed, node: CompiledNode, scope: ExpressionScope, controller: AbortController): Promise<Outcome> {
+    const input = await applyInput(node.def.input, scope);
+    const rawConfig = node.def.config ?? {};
+    const rendered = node.type.templates === false ? rawConfig : await renderTemplates(rawConfig, scope);
+    const parsed = node.type.configSchema.safeParse(rendered);
+    if (!parsed.success) {
+      const first = parsed.error.issues[0];
+      const where = first ? `config.${first.path.join('.')}` : 'config';
+      throw new EngineError('INVALID_INPUT', `node "${node.id}": ${where} ${first?.message ?? 'is invalid'} (after templates)`, {
+        retryable: false,
+        details: parsed.error.issues,
+      });
+    }
+    const result = await this.withTimeout(node.def.timeoutMs, controller, (signal) =>
+      node.type.execute({
+        instanceId: c.row.instance_id,
+        nodeId: node.id,
+        type: node.def.type,
+        attempt: c.attempt,
+        idempotencyKey: `${c.row.instance_id}:${node.id}`,
+        config: parsed.data,
+        input,
+        variables: Object.freeze({ ...c.variables }),
+        steps: c.steps,
+        signal,
+        now: () => this.deps.clock.now(),
+        log: (message, data) => this.log(c, message, data),
+      }),
+      // Approvals wait for a person: their timeoutMs bounds the wait, not the handler.
+      node.def.type === 'approval',
+    );
+    if ('wait' in result) return { kind: 'wait', c, result };
+    return this.completion(c, node, result.output, scope);
+  }
+
+  private async runCompensation(c: Claimed, node: CompiledNode, scope: ExpressionScope, controller: AbortController): Promise<Outcome> {
+    const spec = node.def.compensate;
+    const comp = node.compensate;
+    if (!spec || !comp) return { kind: 'compensated', c, result: undefined };
+    try {
+      const result = c.state?.output_json ? (JSON.parse(c.state.output_json) as unknown) : null;
+      const compScope: ExpressionScope = { ...scope, result };
+      const input = spec.input === undefined ? { ...c.variables } : await applyInput(spec.input, compScope);
+      const rawConfig = spec.config ?? {};
+      const rendered = comp.type.templates === false ? rawConfig : await renderTemplates(rawConfig, compScope);
+      const parsed = comp.type.configSchema.safeParse(rendered);
+      if (!parsed.success) {
+        throw new EngineError('INVALID_INPUT', `node "${node.id}": compensate.config is invalid: ${parsed.error.issues[0]?.message ?? ''}`, { retryable: false });
+      }
+      const r = await this.withTimeout(spec.timeoutMs, controller, (signal) =>
+        comp.type.execute({
+          instanceId: c.row.instance_id,
+          nodeId: node.id,
+          type: spec.type,
+          attempt: c.attempt,
+          idempotencyKey: `${c.row.instance_id}:${node.id}:compensate`,
+          config: parsed.data,
+          input,
+          variables: Object.freeze({ ...c.variables }),
+          steps: c.steps,
+          signal,
+          now: () => this.deps.clock.now(),
+          result,
+          log: (message, data) => this.log(c, message, data),
+        }),
+        false,
+      );
+      return { kind: 'compensated', c, result: 'output' in r ? r.output : undefined };
+    } catch (err) {
+      const error = serializeError(err);
+      const final = error.retryable === false || c.attempt >= comp.retry.maxAttempts;
+      return { kind: 'compensation_failed', c, error, final };
+    }
+  }
+
+  private log(c: Claimed, message: string, data: unknown): void {
+    // Logs are committed with the outcome's turn; kept small and best-effort.
+    void this.deps.db
+      .write(() => this.deps.sm.history(c.row.instance_id, c.row.node_id, 'node.log', this.deps.clock.now(), data === undefined ? { message } : { message, data }, c.attempt))
+      .catch(() => undefined);
+  }
+
+  /** Runs `fn` with an AbortSignal cut at `timeoutMs` (a timed-out attempt is a failed attempt). */
+  private async withTimeout<T>(timeoutMs: number | undefined, controller: AbortController, fn: (signal: AbortSignal) => Promise<T>, noTimer: boolean): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    if (timeoutMs !== undefined && !noTimer) {
+      timer = setTimeout(() => controller.abort(new EngineError('TIMEOUT', `attempt timed out after ${timeoutMs} ms`)), timeoutMs);
+    }
+    const aborted = new Promise<never>((_, reject) => {
+      const onAbort = () => reject(controller.signal.reason instanceof Error ? controller.signal.reason : new EngineError('CANCELLED', 'aborted'));
+      if (controller.signal.aborted) onAbort();
+      else controller.signal.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      return await Promise.race([fn(controller.signal), aborted]);
+    } finally {
+      if (timer) clearTimeout(timer);
+    }
+  }
+
+  private async completion(c: Claimed, node: CompiledNode, output: unknown, scope: ExpressionScope): Promise<Outcome> {
+    const value = output === undefined ? null : output;
+    const size = jsonBytes(value);
+    if (size > this.opts.maxResultBytes) {
+      throw new EngineError('RESULT_TOO_LARGE', `node "${node.id}": result is ${size} bytes, above the limit of ${this.opts.maxResultBytes} bytes`, { retryable: false });
+    }
+    const patch = await applyOutput(node.def.output, value, scope);
+    const variables = { ...c.variables, ...patch };
+    if (Object.keys(patch).length > 0) {
+      const vsize = jsonBytes(variables);
+      if (vsize > this.opts.maxResultBytes) {
+        throw new EngineError('RESULT_TOO_LARGE', `node "${node.id}": variables would be ${vsize} bytes, above the limit of ${this.opts.maxResultBytes} bytes`, { retryable: false });
+      }
+    }
+    const decisions = await decideEdges(node.outgoing, { variables, steps: { ...c.steps, [node.id]: value } });
+    return { kind: 'completed', c, output: value, patch, decisions };
+  }
+
+  private async failure(c: Claimed, node: CompiledNode, err: unknown, scope: ExpressionScope): Promise<Outcome> {
+    const error = serializeError(err);
+    const limit = c.state?.attempt_limit ?? node.retry.maxAttempts;
+    const final = error.retryable === false || c.attempt >= limit || c.row.kind === 'timeout' && c.attempt >= limit;
+    let decisions: EdgeDecision[] = [];
+    if (final && node.errorOut.length > 0) {
+      try {
+        decisions = await decideEdges(node.errorOut, { ...scope, error });
+      } catch (e) {
+        return { kind: 'failed', c, error: serializeError(e), final: true, decisions: [] };
+      }
+    }
+    return { kind: 'failed', c, error, final, decisions };
+  }
+
+  /** Commits one outcome (inside the turn's transaction, in its own savepoint). */
+  private commit(o: Outcome, now: number): void {
+    const { repo, sm } = this.deps;
+    const row = repo.scheduleById.get(o.c.row.id);
+    if (!row || row.lease_owner !== this.opts.owner || row.version !== o.c.row.version) return; // lease lost or cancelled
+    repo.deleteSchedule.run(row.id);
+    const inst = repo.instance.get(row.instance_id);
+    if (!inst || TERMINAL_STATUSES.has(inst.status)) return;
+    const nodeId = row.node_id ?? '';
+    const wf = o.c.wf;
+    if (inst.status === 'COMPENSATING' && (o.kind === 'wait' || (o.kind === 'failed' && !o.final))) {
+      // The instance failed meanwhile: nothing new waits or retries.
+      repo.setNodeStatus.run('CANCELLED', inst.id, nodeId);
+      sm.continueCompensation(inst.id, now);
+      return;
+    }
+    switch (o.kind) {
+      case 'completed':
+        sm.completeNode(inst, wf, nodeId, o.output, o.patch, o.decisions, now, o.c.attempt, o.c.startedAt);
+        return;
+      case 'wait': {
+        const w = o.result.wait;
+        if ('until' in w) {
+          const output = 'output' in o.result ? o.result.output : undefined;
+          sm.waitNode(inst, nodeId, { kind: 'timer', until: w.until, ...(output === undefined ? {} : { output }) }, o.c.attempt, now);
+        } else {
+          const timeoutMs = o.c.node?.def.timeoutMs;
+          sm.waitNode(inst, nodeId, { kind: 'approval', ...(w.prompt === undefined ? {} : { prompt: w.prompt }), ...(timeoutMs === undefined ? {} : { timeoutAt: now + timeoutMs }) }, o.c.attempt, now);
+        }
+        return;
+      }
+      case 'failed': {
+        if (!o.final && o.c.node) {
+          const delay = backoffDelayMs(o.c.node.retry, o.c.attempt);
+          sm.retryNode(inst, nodeId, o.error, o.c.attempt, now + delay, now);
+          return;
+        }
+        sm.failNode(inst, wf, nodeId, o.error, o.c.attempt, o.decisions, now);
+        return;
+      }
+      case 'compensated':
+        sm.compensated(inst.id, nodeId, o.result, o.c.attempt, now);
+        return;
+      case 'compensation_failed': {
+        const retry = o.c.node?.compensate?.retry;
+        const retryAt = !o.final && retry ? now + backoffDelayMs(retry, o.c.attempt) : null;
+        sm.compensationFailed(inst.id, nodeId, o.error, o.c.attempt, retryAt, now);
+        return;
+      }
+    }
+  }
+}
