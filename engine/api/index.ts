@@ -1,0 +1,20 @@
+/**
+ * The engine's public API: what the CLI uses now and the hosts (Electron, browser) will bind
+ * their typed contract to. Hosts import from here, never from engine internals.
+ */
+export {
+  Engine,
+  diffVariables,
+  type ApproveOptions,
+  type DeployResult,
+  type EngineOptions,
+  type ResumeOptions,
+  type StartOptions,
+  type VariablesDiff,
+} from '../runtime/engine';
+export type { EngineEvent, EngineListener } from '../runtime/events';
+export { ManualClock, OffsetClock, systemClock, type Clock } from '../runtime/clock';
+export type { Suspension } from '../runtime/state-machine';
+export type { InstanceFilter } from '../db/repositories/instance-repository';
+export { INSTANCE_STATUSES, NODE_STATUSES, type InstanceStatus, type NodeStatus } from '../db/repositories/runtime-repository';
+export { EngineError, ErrorCodes, type ErrorCode, type SerializedError } from '../errors';
