@@ -1,0 +1,169 @@
+/**
+ * The node type registry: built-ins and custom types behind one lookup.
+ *
+ * The runtime asks it for a type's handler, the DSL validator for a type's config schema (through
+ * {@link NodeRegistry.catalog}, so engine/dsl needs no import from here), and the designer for
+ * palette entries and property forms (through {@link NodeRegistry.describe}).
+ */
+import { z } from 'zod';
+import { EngineError } from '../errors';
+import { approvalNode } from './approval';
+import { delayNode } from './delay';
+import { createHttpNodeType, type HttpNodeOptions } from './http';
+import { passNode } from './pass';
+import { createScriptNodeType, type ScriptNodeOptions } from './script';
+import type { NodeType, NodeTypeDescription } from './types';
+
+/**
+ * A registered node type, whatever its config type.
+ *
+ * `execute` is declared with method syntax in {@link NodeType}, so a `NodeType<HttpConfig>` is
+ * assignable here; the runtime parses config with `configSchema` before calling it.
+ */
+export type AnyNodeType = NodeType<unknown>;
+
+/** Type names: lowercase letter first, then lowercase letters, digits, `-` and `.`; ≤ 64 chars. */
+export const NODE_TYPE_NAME_PATTERN = /^[a-z][a-z0-9.-]{0,63}$/;
+
+/**
+ * What the DSL validator needs to know about a type: its config schema and whether `{{ … }}`
+ * templates are rendered in its string config values (default true).
+ */
+export interface NodeCatalogEntry {
+  configSchema: z.ZodType;
+  templates?: boolean;
+}
+
+/** The lookup the DSL validator takes: `undefined` means an unknown type. */
+export type NodeCatalog = (type: string) => NodeCatalogEntry | undefined;
+
+/**
+ * A set of node types by name.
+ *
+ * Registration checks the shape (name, schema, `execute`) and refuses duplicates, so a plug-in
+ * cannot silently replace a built-in.
+ */
+export class NodeRegistry {
+  readonly #types = new Map<string, AnyNodeType>();
+  readonly #descriptions = new Map<string, NodeTypeDescription>();
+
+  /** A registry holding `types` (registered in order, with the same checks as `register`). */
+  constructor(types: Iterable<AnyNodeType> = []) {
+    for (const type of types) this.register(type);
+  }
+
+  /**
+   * Adds a node type. Returns the registry, for chaining.
+   *
+   * @throws EngineError INVALID_INPUT (non-retryable) naming the type when its name does not match
+   * {@link NODE_TYPE_NAME_PATTERN}, it is already registered, or it lacks a zod `configSchema`,
+   * an `execute` function or a title.
+   */
+  register<Config>(type: NodeType<Config>): this {
+    const name: unknown = (type as { type?: unknown } | null)?.type;
+    const invalid = (why: string): EngineError =>
+      new EngineError('INVALID_INPUT', `node type ${JSON.stringify(name)}: ${why}`, {
+        retryable: false,
+        details: { type: name },
+      });
+    if (typeof name !== 'string' || !NODE_TYPE_NAME_PATTERN.test(name)) {
+      throw invalid('the name must be 1–64 lowercase letters, digits, "-" or ".", starting with a letter');
+    }
+    if (this.#types.has(name)) throw invalid('is already registered');
+    if (!(type.configSchema instanceof z.ZodType)) throw invalid('configSchema must be a zod schema');
+    if (typeof type.execute !== 'function') throw invalid('execute must be a function');
+    if (type.compensate !== undefined && typeof type.compensate !== 'function') {
+      throw invalid('compensate must be a function when given');
+    }
+    if (typeof type.title !== 'string' || type.title === '') throw invalid('title is required');
+    this.#types.set(name, type as AnyNodeType);
+    return this;
+  }
+
+  /** The type named `type`, or `undefined`. */
+  get(type: string): AnyNodeType | undefined {
+    return this.#types.get(type);
+  }
+
+  /** Whether a type named `type` is registered. */
+  has(type: string): boolean {
+    return this.#types.has(type);
+  }
+
+  /** All registered types, in registration order. */
+  list(): AnyNodeType[] {
+    return [...this.#types.values()];
+  }
+
+  /**
+   * Palette entries and property-form schemas for the designer, in registration order.
+   *
+   * `configJsonSchema` is JSON Schema draft 2020-12 from `z.toJSONSchema` in `input` mode (what a
+   * person writes: defaults shown, not required). Parts JSON Schema cannot express (custom
+   * refinements, transforms) are left open rather than failing the whole description.
+   */
+  describe(): NodeTypeDescription[] {
+    return this.list().map((type) => {
+      let description = this.#descriptions.get(type.type);
+      if (description === undefined) {
+        description = {
+          type: type.type,
+          title: type.title,
+          description: type.description,
+          icon: type.icon,
+          group: type.group,
+          configJsonSchema: z.toJSONSchema(type.configSchema, {
+            io: 'input',
+            unrepresentable: 'any',
+          }) as Record<string, unknown>,
+          hasCompensate: typeof type.compensate === 'function',
+        };
+        this.#descriptions.set(type.type, description);
+      }
+      return structuredClone(description);
+    });
+  }
+
+  /**
+   * The lookup engine/dsl's validator takes: type name → `{ configSchema, templates }`.
+   *
+   * Reads the registry live, so types registered later are seen.
+   */
+  catalog(): NodeCatalog {
+    return (name) => {
+      const type = this.#types.get(name);
+      if (type === undefined) return undefined;
+      const entry: NodeCatalogEntry = { configSchema: type.configSchema };
+      if (type.templates !== undefined) entry.templates = type.templates;
+      return entry;
+    };
+  }
+}
+
+/** Options of {@link createDefaultRegistry}. */
+export interface DefaultRegistryOptions {
+  /** Options of the built-in `script` type. */
+  script?: ScriptNodeOptions;
+  /** Options of the built-in `http` type. */
+  http?: HttpNodeOptions;
+  /** Custom types registered after the built-ins (same checks as `register`). */
+  types?: Iterable<AnyNodeType>;
+}
+
+/**
+ * A registry with every built-in type: `pass`, `script`, `http`, `delay`, `approval`, then
+ * `options.types`.
+ *
+ * @throws EngineError INVALID_INPUT when a custom type is invalid or reuses a built-in name.
+ */
+export function createDefaultRegistry(options: DefaultRegistryOptions = {}): NodeRegistry {
+  const registry = new NodeRegistry([
+    passNode,
+    createScriptNodeType(options.script),
+    createHttpNodeType(options.http),
+    delayNode,
+    approvalNode,
+  ]);
+  for (const type of options.types ?? []) registry.register(type);
+  return registry;
+}
