@@ -32,7 +32,11 @@ const MIB = 1024 * 1024;
 /** Limits of the `script` node type: times in ms, sizes in bytes. */
 export const SCRIPT_LIMITS = {
   defaultTimeLimitMs: 1000,
-  maxTimeLimitMs: 60_000,
+  /**
+   * QuickJS runs on the worker's thread, so a script blocks lease heartbeats while it runs. The
+   * cap stays below a third of the default 30 s lease so a long script never loses its claim.
+   */
+  maxTimeLimitMs: 10_000,
   defaultMemoryLimitBytes: 32 * MIB,
   minMemoryLimitBytes: 1 * MIB,
   maxMemoryLimitBytes: 256 * MIB,
