@@ -1,0 +1,1071 @@
+/**
+ * The `runnel` command line: one host of the engine, like the desktop app and the browser host.
+ *
+ * Every command takes `--db FILE` (default `./runnel.db`), `--json` (machine-readable output on
+ * stdout, no progress on stderr) and `--sync full|normal`. Exit codes, stable for scripts:
+ *
+ * | code | meaning |
+ * |---|---|
+ * | 0 | COMPLETED, or success of a command that runs no instance |
+ * | 1 | FAILED or CANCELLED (and unexpected engine errors) |
+ * | 2 | bad usage: unknown option, invalid workflow, bad `--vars`, missing or corrupt database, unknown id |
+ * | 3 | SUSPENDED, or waiting for a person (an approval) |
+ * | 130 | interrupted (Ctrl-C): the worker stopped cleanly and released its claims |
+ *
+ * Errors print `error: <CODE>: message` on stderr, never a stack trace for user errors. Files are
+ * validated and flags parsed before the database is opened, so bad input writes nothing; commands
+ * that read (show, list, start, worker, resume, approve, cancel, export) never create a file.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import Database from 'better-sqlite3';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { EngineError } from './errors';
+import { parseWorkflowText } from './dsl/parse';
+import { validateWorkflow, type Problem } from './dsl/validate';
+import type { Workflow } from './dsl/schema';
+import { openDatabase } from './db/open-database';
+import { SCHEMA_VERSION } from './db/migrations/index';
+import { Engine, type EngineOptions } from './runtime/engine';
+import type { EngineEvent } from './runtime/events';
+import { createDefaultRegistry, type AnyNodeType, type NodeRegistry } from './nodes/index';
+
+/** Where the CLI writes: stdout carries results, stderr carries progress and errors. */
+export interface CliIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+/** The process's own streams. */
+export const processIo: CliIo = {
+  stdout: (text) => void process.stdout.write(text),
+  stderr: (text) => void process.stderr.write(text),
+};
+
+/** Exit codes of the CLI (see the module comment). */
+export const ExitCode = {
+  OK: 0,
+  FAILED: 1,
+  USAGE: 2,
+  NEEDS_PERSON: 3,
+  INTERRUPTED: 130,
+} as const;
+
+/** State shared by the commands of one {@link main} call. */
+export interface CliRun {
+  io: CliIo;
+  /** Set by the command that ran. */
+  exitCode: number;
+  /** Aborted on SIGINT / SIGTERM: long commands stop their worker and return 130. */
+  signal: AbortSignal;
+}
+
+/** Options every command takes. */
+interface CommonOptions {
+  db: string;
+  json?: boolean;
+  sync: 'full' | 'normal';
+  plugin: string[];
+}
+
+/** Instance statuses, for `list --status` checks. */
+const STATUSES = [
+  'PENDING',
+  'RUNNING',
+  'WAITING',
+  'SUSPENDED',
+  'COMPENSATING',
+  'COMPLETED',
+  'FAILED',
+  'CANCELLED',
+] as const;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+// ------------------------------------------------------------------------------------ helpers
+
+/** A user error of bad command-line input: exit code 2. */
+function usage(message: string, details?: unknown): EngineError {
+  return new EngineError('INVALID_INPUT', message, { kind: 'user', retryable: false, details });
+}
+
+function positiveInt(flag: string) {
+  return (value: string): number => {
+    if (!/^\d+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value))) {
+      throw new InvalidArgumentError(`${flag} must be a positive integer (got "${value}")`);
+    }
+    return Number(value);
+  };
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+function describeJsonType(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
+}
+
+/** Parses a flag's JSON value, naming the flag in the error. */
+function parseJsonFlag(flag: string, text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw usage(`${flag} is not valid JSON: ${(err as Error).message}`, { flag });
+  }
+}
+
+function jsonObjectFlag(flag: string, value: unknown): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw usage(
+      `${flag} must be a JSON object such as '{"deviceId":"dev-01"}', got ${describeJsonType(value)}`,
+      { flag },
+    );
+  }
+  return value as Record<string, unknown>;
+}
+
+/**
+ * The variables of `--vars-file F` and `--vars JSON`: both must hold a JSON object; `--vars`
+ * keys win. `undefined` when neither was given.
+ *
+ * @throws EngineError INVALID_INPUT naming the flag.
+ */
+export function parseVariables(opts: {
+  vars?: string;
+  varsFile?: string;
+}): Record<string, unknown> | undefined {
+  let out: Record<string, unknown> | undefined;
+  if (opts.varsFile !== undefined) {
+    let text: string;
+    try {
+      text = fs.readFileSync(opts.varsFile, 'utf8');
+    } catch (err) {
+      throw usage(`--vars-file: cannot read ${opts.varsFile}: ${(err as Error).message}`, {
+        flag: '--vars-file',
+      });
+    }
+    out = jsonObjectFlag('--vars-file', parseJsonFlag('--vars-file', text));
+  }
+  if (opts.vars !== undefined)
+    out = { ...out, ...jsonObjectFlag('--vars', parseJsonFlag('--vars', opts.vars)) };
+  return out;
+}
+
+function defaultActor(): string {
+  try {
+    return os.userInfo().username || 'cli';
+  } catch {
+    return 'cli';
+  }
+}
+
+function instanceIdArg(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value))) {
+    throw new InvalidArgumentError(`an instance id is a positive integer (got "${value}")`);
+  }
+  return Number(value);
+}
+
+/**
+ * Loads `--plugin` modules into a registry of the built-ins.
+ *
+ * A plug-in is an ES module (TypeScript works through the bin's tsx loader) that exports
+ * `register(registry)`, or `nodeTypes`, an array of node types.
+ *
+ * @throws EngineError INVALID_INPUT naming the plug-in when it cannot be loaded or exports neither.
+ */
+export async function loadRegistry(plugins: readonly string[]): Promise<NodeRegistry> {
+  const registry = createDefaultRegistry();
+  for (const plugin of plugins) {
+    const file = path.resolve(plugin);
+    if (!fs.existsSync(file)) throw usage(`--plugin ${plugin}: no such file`, { flag: '--plugin' });
+    let mod: { register?: unknown; nodeTypes?: unknown };
+    try {
+      mod = (await import(pathToFileURL(file).href)) as typeof mod;
+    } catch (err) {
+      throw usage(`--plugin ${plugin}: cannot load it: ${(err as Error).message}`, { flag: '--plugin' });
+    }
+    if (typeof mod.register === 'function') await (mod.register as (r: NodeRegistry) => unknown)(registry);
+    else if (Array.isArray(mod.nodeTypes))
+      for (const t of mod.nodeTypes as AnyNodeType[]) registry.register(t);
+    else
+      throw usage(`--plugin ${plugin}: exports neither register(registry) nor nodeTypes`, {
+        flag: '--plugin',
+      });
+  }
+  return registry;
+}
+
+/**
+ * Checks `--db` before SQLite touches it: a missing file (when it must exist) or directory is a
+ * clear error, and an existing file must be a Runnel database or an empty one. The probe opens
+ * the file read-only, so a corrupt or foreign file is never written to.
+ *
+ * @throws EngineError NOT_FOUND (missing file or directory), DATABASE_CORRUPT (not SQLite, or a
+ * SQLite file of another application).
+ */
+export function probeDatabase(file: string, mustExist: boolean): void {
+  const resolved = path.resolve(file);
+  const stat = fs.statSync(resolved, { throwIfNoEntry: false });
+  if (!stat) {
+    if (mustExist)
+      throw new EngineError(
+        'NOT_FOUND',
+        `database file ${resolved} does not exist (run "runnel init" or pass --db)`,
+      );
+    const dir = path.dirname(resolved);
+    if (!fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory()) {
+      throw new EngineError('NOT_FOUND', `cannot create ${resolved}: directory ${dir} does not exist`);
+    }
+    return;
+  }
+  if (!stat.isFile()) throw usage(`--db ${resolved} is not a file`, { flag: '--db' });
+  if (stat.size === 0) return;
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(resolved, { readonly: true, fileMustExist: true });
+    const version = db.pragma('user_version', { simple: true }) as number;
+    const tables = (
+      db.prepare(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'`).get() as { n: number }
+    ).n;
+    if (version === 0 && tables > 0) {
+      throw new EngineError(
+        'DATABASE_CORRUPT',
+        `${resolved} is a SQLite database but not a Runnel one (it has ${tables} other tables); refusing to touch it`,
+        { kind: 'user' },
+      );
+    }
+  } catch (err) {
+    if (err instanceof EngineError) throw err;
+    const code = (err as { code?: string }).code ?? '';
+    if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') {
+      throw new EngineError(
+        'DATABASE_CORRUPT',
+        `${resolved} is not a Runnel database: the file is not SQLite or is damaged (${(err as Error).message}); nothing was written`,
+        {
+          kind: 'user',
+          retryable: false,
+        },
+      );
+    }
+    throw err;
+  } finally {
+    db?.close();
+  }
+}
+
+async function openEngine(
+  o: CommonOptions,
+  mustExist: boolean,
+  extra: EngineOptions = {},
+  registry?: NodeRegistry,
+): Promise<Engine> {
+  const reg = registry ?? (await loadRegistry(o.plugin));
+  probeDatabase(o.db, mustExist);
+  return Engine.open(o.db, {
+    registry: reg,
+    synchronous: o.sync === 'normal' ? 'NORMAL' : 'FULL',
+    mustExist,
+    ...extra,
+  });
+}
+
+/** Reads and validates a workflow file (JSON or YAML) against `registry`; nothing is opened. */
+async function readWorkflowFile(
+  file: string,
+  registry: NodeRegistry,
+): Promise<{ raw: unknown; workflow: Workflow }> {
+  let text: string;
+  try {
+    text = await fs.promises.readFile(file, 'utf8');
+  } catch (err) {
+    throw new EngineError('NOT_FOUND', `cannot read workflow file ${file}: ${(err as Error).message}`);
+  }
+  const raw = parseWorkflowText(text, file);
+  const result = validateWorkflow(raw, registry.catalog());
+  if (!result.ok) {
+    const n = result.problems.length;
+    throw new EngineError('INVALID_WORKFLOW', `${file}: ${n} problem${n === 1 ? '' : 's'}`, {
+      details: result.problems,
+    });
+  }
+  return { raw, workflow: result.workflow };
+}
+
+function isProblemList(v: unknown): v is Problem[] {
+  return (
+    Array.isArray(v) && v.every((p) => typeof p === 'object' && p !== null && 'code' in p && 'message' in p)
+  );
+}
+
+/**
+ * Prints an error as `error: <CODE>: message` (plus one line per validation problem) and returns
+ * the exit code: 2 for user errors, 1 otherwise. Stack traces only for unexpected errors.
+ */
+export function reportError(err: unknown, io: CliIo): number {
+  if (err instanceof EngineError) {
+    io.stderr(`error: ${err.code}: ${err.message}\n`);
+    if (isProblemList(err.details)) for (const p of err.details) io.stderr(`  ${p.code} ${p.message}\n`);
+    if (err.kind !== 'user' && err.stack && process.env.RUNNEL_DEBUG) io.stderr(`${err.stack}\n`);
+    return err.kind === 'user' ? ExitCode.USAGE : ExitCode.FAILED;
+  }
+  const e = err instanceof Error ? err : new Error(String(err));
+  io.stderr(`error: INTERNAL: ${e.message}\n${e.stack ?? ''}\n`);
+  return ExitCode.FAILED;
+}
+
+/** The exit code an instance's status maps to (see the module comment). */
+export function exitCodeForStatus(status: string): number {
+  if (status === 'COMPLETED') return ExitCode.OK;
+  if (status === 'FAILED' || status === 'CANCELLED') return ExitCode.FAILED;
+  return ExitCode.NEEDS_PERSON;
+}
+
+function json(io: CliIo, value: unknown): void {
+  io.stdout(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+function table(rows: string[][]): string {
+  const widths: number[] = [];
+  for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, [...c].length)));
+  return rows
+    .map((r) =>
+      r
+        .map((c, i) => (i === r.length - 1 ? c : c + ' '.repeat((widths[i] ?? 0) - [...c].length)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+function time(ms: number | null | undefined): string {
+  return ms === null || ms === undefined ? '-' : new Date(ms).toISOString().replace('T', ' ').slice(0, 23);
+}
+
+function short(value: unknown, max = 200): string {
+  const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? '');
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+function errorText(e: unknown): string {
+  if (typeof e !== 'object' || e === null) return short(e);
+  const { code, message } = e as { code?: unknown; message?: unknown };
+  return `${typeof code === 'string' ? `${code}: ` : ''}${typeof message === 'string' ? message : short(e)}`;
+}
+
+/**
+ * Stderr progress, throttled: at most `perSecond` lines a second; lines over the budget are
+ * counted and reported as one line when the budget refills. Silent when disabled (`--json`).
+ */
+class Progress {
+  private windowStart = 0;
+  private inWindow = 0;
+  private dropped = 0;
+
+  constructor(
+    private readonly io: CliIo,
+    readonly enabled: boolean,
+    private readonly perSecond = 20,
+  ) {}
+
+  line(text: string): void {
+    if (!this.enabled) return;
+    const now = Date.now();
+    if (now - this.windowStart >= 1000) {
+      if (this.dropped > 0)
+        this.io.stderr(`  … ${this.dropped} more transition${this.dropped === 1 ? '' : 's'} not shown\n`);
+      this.windowStart = now;
+      this.inWindow = 0;
+      this.dropped = 0;
+    }
+    if (this.inWindow >= this.perSecond) {
+      this.dropped++;
+      return;
+    }
+    this.inWindow++;
+    this.io.stderr(`${text}\n`);
+  }
+
+  flush(): void {
+    if (this.enabled && this.dropped > 0)
+      this.io.stderr(`  … ${this.dropped} more transition${this.dropped === 1 ? '' : 's'} not shown\n`);
+    this.dropped = 0;
+  }
+}
+
+/**
+ * Runs the worker until `done()` or the run's signal aborts. Returns false when interrupted.
+ * The worker is always stopped (claims committed or released) before this returns.
+ */
+async function workUntil(
+  engine: Engine,
+  done: () => boolean,
+  signal: AbortSignal,
+  pollMs = 10,
+): Promise<boolean> {
+  engine.startWorker();
+  try {
+    while (!done()) {
+      if (signal.aborted) return false;
+      await sleep(pollMs);
+    }
+    return true;
+  } finally {
+    await engine.stopWorker();
+  }
+}
+
+type Instance = ReturnType<Engine['getInstance']>;
+
+/** Per-node progress lines of one instance, with the error of a failed attempt. */
+function followInstance(
+  engine: Engine,
+  progress: Progress,
+  instanceId: () => number | undefined,
+): () => void {
+  if (!progress.enabled) return () => undefined;
+  const t0 = Date.now();
+  const asked = new Set<string>();
+  return engine.on((e: EngineEvent) => {
+    if (!('instanceId' in e) || e.instanceId !== instanceId()) return;
+    const at = `+${((Date.now() - t0) / 1000).toFixed(2)}s`;
+    if (e.type === 'node.changed') {
+      // The approval's own line already said it waits.
+      if (e.status === 'WAITING' && asked.delete(e.nodeId)) return;
+      let extra = e.attempt !== undefined && e.status === 'RUNNING' ? ` (attempt ${e.attempt})` : '';
+      if (e.status === 'RETRYING' || e.status === 'FAILED') {
+        const node = engine.getInstance(e.instanceId).nodes.find((n) => n.id === e.nodeId);
+        extra = ` after attempt ${e.attempt ?? node?.attempt ?? '?'}${node?.error ? `: ${short(errorText(node.error), 160)}` : ''}`;
+      }
+      progress.line(`  ${at}  ${e.nodeId}  ${e.status}${extra}`);
+    } else if (e.type === 'approval.requested') {
+      asked.add(e.nodeId);
+      progress.line(`  ${at}  ${e.nodeId}  waits for a person${e.prompt ? `: ${short(e.prompt, 160)}` : ''}`);
+    } else if (e.type === 'instance.changed' || e.type === 'instance.finished') {
+      progress.line(`  ${at}  instance ${e.status}`);
+    }
+  });
+}
+
+/** `value` quoted for a POSIX shell when it needs it, for the hints we print. */
+function shellQuote(value: string): string {
+  return /^[\w./:@%+=-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The human report of an instance: status line, nodes, and what a person can do next. */
+function describeInstance(engine: Engine, inst: Instance, dbFlag: string): string {
+  const lines: string[] = [];
+  const db = shellQuote(dbFlag);
+  let order: string[] = [];
+  try {
+    order = engine.getWorkflow(inst.workflow, inst.workflowVersion).definition.nodes.map((n) => n.id);
+  } catch {
+    // A report without the definition's order is still a report.
+  }
+  const rank = (id: string) => (order.includes(id) ? order.indexOf(id) : order.length);
+  const took =
+    inst.endedAt !== null && inst.startedAt !== null
+      ? ` in ${((inst.endedAt - inst.startedAt) / 1000).toFixed(2)} s`
+      : '';
+  lines.push(`instance ${inst.id} (${inst.workflow} v${inst.workflowVersion}) ${inst.status}${took}`);
+  const rows = inst.nodes
+    .slice()
+    .sort((a, b) => rank(a.id) - rank(b.id) || a.id.localeCompare(b.id))
+    .map((n) => [
+      `  ${n.id}`,
+      n.status,
+      n.attempt > 0 ? `attempt ${n.attempt}/${n.maxAttempts}` : '',
+      n.error && n.status !== 'COMPLETED' ? short(errorText(n.error), 120) : '',
+    ]);
+  if (rows.length > 0) lines.push(table(rows));
+  if (inst.error) lines.push(`error: ${errorText(inst.error)}`);
+  const waiting = inst.nodes.filter(
+    (n) => n.status === 'WAITING' && (n.wait as { kind?: string } | undefined)?.kind === 'approval',
+  );
+  for (const n of waiting) {
+    const prompt = (n.wait as { prompt?: string }).prompt;
+    lines.push(`waiting for a person at "${n.id}"${prompt ? `: ${prompt}` : ''}`);
+    lines.push(`  decide with: runnel approve ${inst.id} ${shellQuote(n.id)} --approve|--reject --db ${db}`);
+  }
+  if (inst.status === 'SUSPENDED' && inst.suspension) {
+    const s = inst.suspension;
+    lines.push(
+      `suspended at "${s.nodeId}" (${s.kind === 'incident' ? 'its retries ran out' : 'its compensation failed'} after ${s.attempts} attempt${s.attempts === 1 ? '' : 's'}): ${errorText(s.error)}`,
+    );
+    lines.push(`  resume with: runnel resume ${inst.id} --action retry|skip|fail --db ${db}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+// ------------------------------------------------------------------------------------ commands
+
+function common(cmd: Command): Command {
+  return cmd
+    .option('--db <file>', 'database file', './runnel.db')
+    .option('--json', 'machine-readable output on stdout (no progress)')
+    .addOption(
+      new Option(
+        '--sync <mode>',
+        'SQLite synchronous level: full, or normal (faster; may lose the last transactions on power loss, never corrupts)',
+      )
+        .choices(['full', 'normal'])
+        .default('full'),
+    )
+    .option('--plugin <module>', 'a module that registers custom node types (repeatable)', collect, []);
+}
+
+/**
+ * Builds the `runnel` program. Actions set `run.exitCode`; errors propagate to the caller
+ * (see {@link main}), so tests can drive it in-process.
+ */
+export function buildProgram(run: CliRun): Command {
+  const { io } = run;
+  const program = new Command('runnel')
+    .description('Runnel: a durable workflow engine whose whole runtime is one SQLite file')
+    .version('0.1.0', '-V, --version', 'print the version of runnel')
+    .enablePositionalOptions()
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({ writeOut: (s) => io.stdout(s), writeErr: (s) => io.stderr(s) })
+    .exitOverride();
+
+  common(program.command('init').description('create (or migrate) the database file')).action(
+    async (o: CommonOptions) => {
+      probeDatabase(o.db, false);
+      const existed = fs.existsSync(path.resolve(o.db));
+      const db = openDatabase(o.db, { synchronous: o.sync === 'normal' ? 'NORMAL' : 'FULL' });
+      const file = db.file;
+      db.close();
+      if (o.json) json(io, { file, schemaVersion: SCHEMA_VERSION, created: !existed });
+      else
+        io.stdout(
+          existed
+            ? `${file} is a Runnel database (schema version ${SCHEMA_VERSION})\n`
+            : `created ${file} (schema version ${SCHEMA_VERSION})\n`,
+        );
+      await Promise.resolve();
+    },
+  );
+
+  common(
+    program
+      .command('validate')
+      .argument('<file>', 'workflow file (JSON or YAML)')
+      .description('check a workflow file and print every problem'),
+  ).action(async (file: string, o: CommonOptions) => {
+    const registry = await loadRegistry(o.plugin);
+    try {
+      const { workflow } = await readWorkflowFile(file, registry);
+      if (o.json)
+        json(io, {
+          ok: true,
+          name: workflow.name,
+          nodes: workflow.nodes.length,
+          edges: workflow.edges.length,
+          problems: [],
+        });
+      else
+        io.stdout(
+          `${file}: valid workflow "${workflow.name}" (${workflow.nodes.length} nodes, ${workflow.edges.length} edges)\n`,
+        );
+    } catch (err) {
+      if (o.json && err instanceof EngineError && err.code === 'INVALID_WORKFLOW') {
+        json(io, {
+          ok: false,
+          problems: isProblemList(err.details)
+            ? err.details
+            : [{ code: 'SYNTAX', message: err.message, path: [] }],
+        });
+      }
+      throw err;
+    }
+  });
+
+  common(
+    program
+      .command('deploy')
+      .argument('<file>', 'workflow file (JSON or YAML)')
+      .description('save a workflow (a new version only when it changed)'),
+  ).action(async (file: string, o: CommonOptions) => {
+    const registry = await loadRegistry(o.plugin);
+    const { raw } = await readWorkflowFile(file, registry);
+    const engine = await openEngine(o, false, {}, registry);
+    try {
+      const r = await engine.deploy(raw);
+      if (o.json) json(io, r);
+      else
+        io.stdout(
+          r.created
+            ? `deployed ${r.name} v${r.version}\n`
+            : `${r.name} v${r.version} is unchanged (no new version)\n`,
+        );
+    } finally {
+      await engine.close();
+    }
+  });
+
+  common(
+    program
+      .command('start')
+      .argument('<workflow>', 'workflow name')
+      .description('start an instance of a deployed workflow')
+      .option('--version <n>', 'workflow version (default: the latest)', positiveInt('--version'))
+      .option('--vars <json>', 'initial variables, a JSON object')
+      .option('--vars-file <file>', 'initial variables from a JSON file (--vars keys win)')
+      .option('--business-key <key>', 'a key of your own to find the instance by')
+      .option('--actor <name>', 'who starts it', defaultActor())
+      .option('--wait', 'work the instance until it ends or needs a person; exit code by its status'),
+  ).action(
+    async (
+      name: string,
+      o: CommonOptions & {
+        version?: number;
+        vars?: string;
+        varsFile?: string;
+        businessKey?: string;
+        actor: string;
+        wait?: boolean;
+      },
+    ) => {
+      const variables = parseVariables(o);
+      const engine = await openEngine(o, true);
+      try {
+        const id = await engine.start(name, {
+          version: o.version,
+          variables,
+          businessKey: o.businessKey,
+          actor: o.actor,
+        });
+        if (!o.wait) {
+          if (o.json) json(io, { id });
+          else io.stdout(`started instance ${id} of ${name}\n`);
+          return;
+        }
+        run.exitCode = await waitAndReport(engine, id, o, run);
+      } finally {
+        await engine.close();
+      }
+    },
+  );
+
+  common(
+    program
+      .command('run')
+      .argument('<file>', 'workflow file (JSON or YAML)')
+      .description('deploy a workflow, start it, and work it until it ends or waits for a person')
+      .option('--vars <json>', 'initial variables, a JSON object')
+      .option('--vars-file <file>', 'initial variables from a JSON file (--vars keys win)')
+      .option('--business-key <key>', 'a key of your own to find the instance by')
+      .option('--actor <name>', 'who starts it', defaultActor())
+      .option('--concurrency <n>', 'handlers running at once', positiveInt('--concurrency')),
+  ).action(
+    async (
+      file: string,
+      o: CommonOptions & {
+        vars?: string;
+        varsFile?: string;
+        businessKey?: string;
+        actor: string;
+        concurrency?: number;
+      },
+    ) => {
+      const variables = parseVariables(o);
+      const registry = await loadRegistry(o.plugin);
+      const { raw } = await readWorkflowFile(file, registry);
+      const engine = await openEngine(
+        o,
+        false,
+        o.concurrency === undefined ? {} : { concurrency: o.concurrency },
+        registry,
+      );
+      try {
+        const dep = await engine.deploy(raw);
+        const id = await engine.start(dep.name, {
+          version: dep.version,
+          variables,
+          businessKey: o.businessKey,
+          actor: o.actor,
+        });
+        if (!o.json)
+          io.stderr(
+            `run: ${dep.created ? 'deployed' : 'using'} ${dep.name} v${dep.version}; started instance ${id}\n`,
+          );
+        run.exitCode = await waitAndReport(engine, id, o, run);
+      } finally {
+        await engine.close();
+      }
+    },
+  );
+
+  common(
+    program
+      .command('worker')
+      .description('work every instance in the database (until Ctrl-C, or until idle)')
+      .option('--concurrency <n>', 'handlers running at once', positiveInt('--concurrency'), 32)
+      .option('--until-idle', 'stop when no step is ready, retrying or on a timer (approvals do not count)'),
+  ).action(async (o: CommonOptions & { concurrency: number; untilIdle?: boolean }) => {
+    const engine = await openEngine(o, true, { concurrency: o.concurrency });
+    const progress = new Progress(io, !o.json);
+    const finished: Record<string, number> = {};
+    let transitions = 0;
+    const off = engine.on((e) => {
+      if (e.type === 'node.changed') transitions++;
+      if (e.type === 'instance.finished') finished[e.status] = (finished[e.status] ?? 0) + 1;
+      if (e.type === 'instance.changed' && e.status === 'SUSPENDED')
+        finished.SUSPENDED = (finished.SUSPENDED ?? 0) + 1;
+    });
+    const summary = () =>
+      `worker: ${transitions} node transitions; instances ended: ${
+        Object.entries(finished)
+          .map(([k, v]) => `${v} ${k}`)
+          .join(', ') || 'none'
+      }`;
+    let last = summary();
+    const timer = setInterval(() => {
+      const s = summary();
+      if (s !== last) progress.line(s);
+      last = s;
+    }, 1000);
+    const t0 = Date.now();
+    let completed: boolean;
+    try {
+      if (!o.json)
+        io.stderr(
+          `worker: working ${engine.db.file} with concurrency ${o.concurrency}${o.untilIdle ? ' until idle' : ' (Ctrl-C stops)'}\n`,
+        );
+      completed = await workUntil(engine, () => (o.untilIdle ? engine.isIdle() : false), run.signal, 50);
+    } finally {
+      clearInterval(timer);
+      off();
+      await engine.close();
+    }
+    if (o.json) json(io, { transitions, finished, elapsedMs: Date.now() - t0, interrupted: !completed });
+    else io.stderr(`${summary()} (${((Date.now() - t0) / 1000).toFixed(1)} s)\n`);
+    run.exitCode = completed ? ExitCode.OK : ExitCode.INTERRUPTED;
+  });
+
+  common(
+    program
+      .command('list')
+      .description('list instances, newest first')
+      .option('--status <statuses>', `comma-separated statuses (${STATUSES.join(', ')})`)
+      .option('--workflow <name>', 'only instances of this workflow')
+      .option('--limit <n>', 'at most this many (1–1000)', positiveInt('--limit'), 50)
+      .option('--before <id>', 'only instances with a smaller id (paging)', positiveInt('--before')),
+  ).action(
+    async (o: CommonOptions & { status?: string; workflow?: string; limit: number; before?: number }) => {
+      const status = o.status
+        ?.split(',')
+        .map((s) => s.trim().toUpperCase())
+        .filter((s) => s !== '');
+      const bad = status?.filter((s) => !(STATUSES as readonly string[]).includes(s)) ?? [];
+      if (bad.length > 0)
+        throw usage(`--status: unknown status ${bad.join(', ')} (one of ${STATUSES.join(', ')})`, {
+          flag: '--status',
+        });
+      if (o.limit > 1000) throw usage(`--limit must be at most 1000 (got ${o.limit})`, { flag: '--limit' });
+      const engine = await openEngine(o, true);
+      try {
+        const rows = engine.listInstances({
+          status,
+          workflow: o.workflow,
+          limit: o.limit,
+          beforeId: o.before,
+        });
+        if (o.json) return json(io, rows);
+        if (rows.length === 0) return io.stdout('no instances\n');
+        io.stdout(
+          `${table([
+            ['ID', 'WORKFLOW', 'STATUS', 'CREATED', 'ENDED', 'NOTE'],
+            ...rows.map((r) => [
+              String(r.id),
+              `${r.workflow} v${r.workflowVersion}`,
+              r.status,
+              time(r.createdAt),
+              time(r.endedAt),
+              r.suspension
+                ? `at ${(r.suspension as { nodeId?: string }).nodeId ?? '?'}: ${short(errorText((r.suspension as { error?: unknown }).error), 80)}`
+                : r.error
+                  ? short(errorText(r.error), 80)
+                  : (r.businessKey ?? ''),
+            ]),
+          ])}\n`,
+        );
+      } finally {
+        await engine.close();
+      }
+    },
+  );
+
+  common(
+    program
+      .command('show')
+      .argument('<id>', 'instance id', instanceIdArg)
+      .description('show an instance: status, nodes, variables, and what it waits for')
+      .option('--history', 'also print its history, oldest first'),
+  ).action(async (id: number, o: CommonOptions & { history?: boolean }) => {
+    const engine = await openEngine(o, true);
+    try {
+      const inst = engine.getInstance(id);
+      const history = o.history ? engine.history(id) : undefined;
+      if (o.json) return json(io, history ? { ...inst, history } : inst);
+      io.stdout(describeInstance(engine, inst, o.db));
+      io.stdout(
+        `created ${time(inst.createdAt)}, started ${time(inst.startedAt)}, ended ${time(inst.endedAt)}${inst.businessKey ? `, business key ${inst.businessKey}` : ''}\n`,
+      );
+      io.stdout(`variables: ${short(inst.variables, 2000)}\n`);
+      if (history) {
+        io.stdout('history:\n');
+        io.stdout(
+          `${table(
+            history.map((h) => [
+              `  ${h.id}`,
+              time(h.at),
+              h.nodeId ?? '-',
+              h.type,
+              h.attempt === null ? '' : `attempt ${h.attempt}`,
+              h.actor ? `by ${h.actor}` : '',
+              h.data === undefined ? '' : short(h.data, 160),
+            ]),
+          )}\n`,
+        );
+      }
+    } finally {
+      await engine.close();
+    }
+  });
+
+  common(
+    program
+      .command('resume')
+      .argument('<id>', 'instance id', instanceIdArg)
+      .description('resume a SUSPENDED instance: retry the failed step, skip it with a result, or fail')
+      .addOption(
+        new Option('--action <action>', 'what to do')
+          .choices(['retry', 'skip', 'fail'])
+          .makeOptionMandatory(),
+      )
+      .option('--result <json>', "for skip: the failed step's result (JSON)")
+      .option('--vars <json>', 'variables to merge into the globals first (a JSON object)')
+      .option('--vars-file <file>', 'variables to merge, from a JSON file (--vars keys win)')
+      .option('--actor <name>', 'who acts (recorded in history)', defaultActor())
+      .option('--wait', 'work the instance until it ends or needs a person; exit code by its status'),
+  ).action(
+    async (
+      id: number,
+      o: CommonOptions & {
+        action: 'retry' | 'skip' | 'fail';
+        result?: string;
+        vars?: string;
+        varsFile?: string;
+        actor: string;
+        wait?: boolean;
+      },
+    ) => {
+      const edits = parseVariables(o);
+      const result = o.result === undefined ? undefined : parseJsonFlag('--result', o.result);
+      if (result !== undefined && o.action !== 'skip')
+        throw usage('--result is only for --action skip', { flag: '--result' });
+      const engine = await openEngine(o, true);
+      try {
+        const inst = engine.getInstance(id);
+        await engine.resume(id, {
+          action: o.action,
+          result,
+          variables: edits === undefined ? undefined : { ...inst.variables, ...edits },
+          expectedVersion: inst.version,
+          actor: o.actor,
+        });
+        if (!o.wait) {
+          const after = engine.getInstance(id);
+          if (o.json) json(io, after);
+          else
+            io.stdout(
+              `instance ${id}: ${o.action} recorded; now ${after.status}${after.status === 'RUNNING' || after.status === 'COMPENSATING' ? ' (a worker carries it on: runnel worker, or pass --wait)' : ''}\n`,
+            );
+          return;
+        }
+        run.exitCode = await waitAndReport(engine, id, o, run);
+      } finally {
+        await engine.close();
+      }
+    },
+  );
+
+  common(
+    program
+      .command('approve')
+      .argument('<id>', 'instance id', instanceIdArg)
+      .argument('<node>', 'the approval node id')
+      .description('decide an approval an instance waits for')
+      .option('--approve', 'approve')
+      .option('--reject', 'reject')
+      .option('--data <json>', 'data attached to the decision (JSON)')
+      .option('--comment <text>', 'a comment kept with the decision')
+      .option('--actor <name>', 'who decides (recorded in history)', defaultActor())
+      .option('--wait', 'work the instance until it ends or needs a person; exit code by its status'),
+  ).action(
+    async (
+      id: number,
+      node: string,
+      o: CommonOptions & {
+        approve?: boolean;
+        reject?: boolean;
+        data?: string;
+        comment?: string;
+        actor: string;
+        wait?: boolean;
+      },
+    ) => {
+      if (Boolean(o.approve) === Boolean(o.reject)) throw usage('give exactly one of --approve or --reject');
+      const data = o.data === undefined ? undefined : parseJsonFlag('--data', o.data);
+      const engine = await openEngine(o, true);
+      try {
+        await engine.approve(id, node, {
+          approved: o.approve === true,
+          data,
+          comment: o.comment,
+          actor: o.actor,
+        });
+        if (!o.wait) {
+          const after = engine.getInstance(id);
+          if (o.json) json(io, after);
+          else
+            io.stdout(
+              `instance ${id}: "${node}" ${o.approve ? 'approved' : 'rejected'}; now ${after.status} (a worker carries it on: runnel worker, or pass --wait)\n`,
+            );
+          return;
+        }
+        run.exitCode = await waitAndReport(engine, id, o, run);
+      } finally {
+        await engine.close();
+      }
+    },
+  );
+
+  common(
+    program
+      .command('cancel')
+      .argument('<id>', 'instance id', instanceIdArg)
+      .description('cancel a live instance')
+      .option('--compensate', 'run the compensations of completed steps first')
+      .option('--actor <name>', 'who cancels (recorded in history)', defaultActor())
+      .option('--wait', 'with --compensate: work the compensations until the instance ends'),
+  ).action(async (id: number, o: CommonOptions & { compensate?: boolean; actor: string; wait?: boolean }) => {
+    const engine = await openEngine(o, true);
+    try {
+      await engine.cancel(id, { compensate: o.compensate === true, actor: o.actor });
+      if (o.wait) {
+        run.exitCode = await waitAndReport(engine, id, o, run);
+        return;
+      }
+      const after = engine.getInstance(id);
+      if (o.json) json(io, after);
+      else
+        io.stdout(
+          `instance ${id}: ${after.status}${after.status === 'COMPENSATING' ? ' (compensations run when a worker runs: runnel worker, or pass --wait)' : ''}\n`,
+        );
+    } finally {
+      await engine.close();
+    }
+  });
+
+  common(
+    program
+      .command('export')
+      .argument('<workflow>', 'workflow name')
+      .description('print a workflow version as DSL JSON (lossless; ui positions included)')
+      .option('--version <n>', 'workflow version (default: the latest)', positiveInt('--version'))
+      .option('-o, --output <file>', 'write to this file instead of stdout'),
+  ).action(async (name: string, o: CommonOptions & { version?: number; output?: string }) => {
+    const engine = await openEngine(o, true);
+    try {
+      const wf = engine.getWorkflow(name, o.version);
+      const text = `${JSON.stringify(engine.exportWorkflow(name, wf.version), null, 2)}\n`;
+      if (o.output === undefined) return io.stdout(text);
+      await fs.promises.writeFile(o.output, text);
+      if (o.json) json(io, { name, version: wf.version, file: path.resolve(o.output) });
+      else io.stdout(`exported ${name} v${wf.version} to ${o.output}\n`);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  common(
+    program
+      .command('demo')
+      .description(
+        'run the examples: an OTA fleet upgrade, a purchase approval and a CSV pipeline, with a summary',
+      )
+      .option('--devices <n>', 'devices in the simulated fleet', positiveInt('--devices'), 20),
+  ).action(async (o: CommonOptions & { devices: number }) => {
+    probeDatabase(o.db, false);
+    const { runExamples } = await import('../examples/run-examples');
+    const { exitCode, summary } = await runExamples({
+      db: o.db,
+      synchronous: o.sync === 'normal' ? 'NORMAL' : 'FULL',
+      devices: o.devices,
+      progress: o.json ? undefined : (line) => io.stderr(`${line}\n`),
+      signal: run.signal,
+    });
+    if (o.json) json(io, summary);
+    else io.stdout(summary.report);
+    run.exitCode = exitCode;
+  });
+
+  return program;
+}
+
+/** Works instance `id` until it settles, prints it, and returns the exit code of its status. */
+async function waitAndReport(engine: Engine, id: number, o: CommonOptions, run: CliRun): Promise<number> {
+  const progress = new Progress(run.io, !o.json);
+  const off = followInstance(engine, progress, () => id);
+  let settled: boolean;
+  try {
+    settled = await workUntil(engine, () => engine.isSettled(id), run.signal);
+  } finally {
+    off();
+    progress.flush();
+  }
+  const inst = engine.getInstance(id);
+  if (o.json) json(run.io, inst);
+  else run.io.stdout(describeInstance(engine, inst, o.db));
+  if (!settled) {
+    run.io.stderr(
+      `interrupted: instance ${id} is ${inst.status}; a worker carries it on (runnel worker --db ${o.db})\n`,
+    );
+    return ExitCode.INTERRUPTED;
+  }
+  return exitCodeForStatus(inst.status);
+}
+
+/**
+ * Runs the CLI on `argv` (process.argv-shaped: node, script, args…) and returns the exit code.
+ * Never throws; never calls process.exit. SIGINT / SIGTERM stop long commands cleanly (130);
+ * a second signal exits at once.
+ */
+export async function main(argv: readonly string[], io: CliIo = processIo): Promise<number> {
+  const controller = new AbortController();
+  const run: CliRun = { io, exitCode: ExitCode.OK, signal: controller.signal };
+  const onSignal = () => {
+    if (controller.signal.aborted) process.exit(ExitCode.INTERRUPTED);
+    io.stderr('\nstopping… (again to quit at once)\n');
+    controller.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    await buildProgram(run).parseAsync([...argv], { from: 'node' });
+    return run.exitCode;
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode === 0 ? ExitCode.OK : ExitCode.USAGE;
+    return reportError(err, io);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
