@@ -45,9 +45,12 @@ export interface RunnelDb {
   /**
    * Runs `fn` in one BEGIN IMMEDIATE transaction (DESIGN.md section 2).
    *
-   * SQLITE_BUSY / SQLITE_LOCKED is retried with exponential backoff and full jitter (5 ms doubling,
-   * capped at 1 s) after SQLite's own busy_timeout; after `busyRetries` attempts it throws
-   * EngineError DATABASE_BUSY. `fn` must be synchronous: nothing async inside a transaction.
+   * Each attempt waits for the write lock at most {@link WRITE_LOCK_WAIT_MS} on the thread;
+   * SQLITE_BUSY / SQLITE_LOCKED is then retried with exponential backoff and full jitter (5 ms
+   * doubling, capped at 1 s) that yields the event loop. It throws EngineError DATABASE_BUSY once
+   * `busyRetries` attempts failed and `busyRetries` × busy_timeout passed (the patience of
+   * `busyRetries` full busy_timeout waits). `fn` must be synchronous: nothing async inside a
+   * transaction.
    */
   write<T>(fn: WriteFn<T>): Promise<T>;
   /** The same transaction, synchronously, for start-up work and short CLI commands (no backoff sleeps). */
@@ -72,6 +75,17 @@ export function busyBackoffMs(n: number, random = Math.random): number {
   const cap = Math.min(1000, 5 * 2 ** Math.min(n, 20));
   return Math.max(1, Math.round(cap * random()));
 }
+
+/**
+ * Longest time one attempt of {@link RunnelDb.write} waits for the write lock inside SQLite, ms.
+ *
+ * better-sqlite3 is synchronous, so SQLite's busy handler sleeps on the thread: with the full
+ * busy_timeout (5 s) a worker waiting for the lock froze its event loop — its running handlers,
+ * their timeouts and its heartbeats — for seconds while other processes kept the lock (measured:
+ * 2.2 s with three workers on one file, and leases of 800 ms expiring under live handlers, so
+ * steps ran twice). Short waits with async, jittered backoff in between keep every loop turning.
+ */
+export const WRITE_LOCK_WAIT_MS = 50;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -99,6 +113,7 @@ export function openDatabase(file: string, options: OpenOptions = {}): RunnelDb 
   if (options.mustExist && resolved !== ':memory:' && !fs.existsSync(resolved)) {
     throw new EngineError('NOT_FOUND', `database file ${resolved} does not exist (run "runnel init" or pass --db)`);
   }
+  const busyTimeoutMs = Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000));
   let raw: Database.Database;
   try {
     raw = new Database(resolved);
@@ -106,7 +121,7 @@ export function openDatabase(file: string, options: OpenOptions = {}): RunnelDb 
     throw describeOpenError(resolved, err);
   }
   try {
-    raw.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
+    raw.pragma(`busy_timeout = ${busyTimeoutMs}`);
     // Reading the schema first surfaces SQLITE_NOTADB before any write touches the file.
     raw.pragma('schema_version');
     raw.pragma('journal_mode = WAL');
@@ -122,18 +137,29 @@ export function openDatabase(file: string, options: OpenOptions = {}): RunnelDb 
   const retries = options.busyRetries ?? 12;
 
   const runImmediate = <T>(fn: WriteFn<T>): T => raw.transaction(() => fn(raw)).immediate();
+  const lockWaitMs = Math.min(busyTimeoutMs, WRITE_LOCK_WAIT_MS);
+  /** runImmediate with SQLite's lock wait cut to `lockWaitMs` (reads and writeSync keep the full one). */
+  const runImmediateBriefly = <T>(fn: WriteFn<T>): T => {
+    raw.pragma(`busy_timeout = ${lockWaitMs}`);
+    try {
+      return runImmediate(fn);
+    } finally {
+      raw.pragma(`busy_timeout = ${busyTimeoutMs}`);
+    }
+  };
 
   return {
     raw,
     file: resolved,
     async write<T>(fn: WriteFn<T>): Promise<T> {
+      const giveUpAt = Date.now() + retries * busyTimeoutMs;
       for (let n = 0; ; n++) {
         try {
-          return runImmediate(fn);
+          return runImmediateBriefly(fn);
         } catch (err) {
           if (!isBusyError(err) || raw.inTransaction) throw err;
-          if (n + 1 >= retries) {
-            throw new EngineError('DATABASE_BUSY', `database ${resolved} stayed locked after ${retries} attempts`, { cause: err });
+          if (n + 1 >= retries && Date.now() >= giveUpAt) {
+            throw new EngineError('DATABASE_BUSY', `database ${resolved} stayed locked after ${n + 1} attempts`, { cause: err });
           }
           await sleep(busyBackoffMs(n));
         }

@@ -4,7 +4,7 @@
  * process and cached by workflow id.
  */
 import { EngineError } from '../errors';
-import { DEFAULT_RETRY, edgeId, resolveRetry, type ResolvedRetryPolicy, type Workflow, type WorkflowNode } from '../dsl/schema';
+import { edgeId, resolveRetry, type ResolvedRetryPolicy, type Workflow, type WorkflowNode } from '../dsl/schema';
 import type { NodeType } from '../nodes/types';
 
 /** An edge with its id resolved. */
@@ -67,12 +67,13 @@ export function compileWorkflow(
   };
   for (const n of def.nodes) {
     const type = typeOf(n.type, n.id);
-    // Precedence: node, then workflow, then the type's defaults, then the engine's.
-    const retry = resolveRetry(n.retry, def.retry, { ...DEFAULT_RETRY, ...type.defaultRetry });
+    // Precedence: node, then the type's own defaults (a delay or an approval is not retried
+    // because the workflow retries its HTTP calls), then workflow, then the engine's.
+    const retry = resolveRetry(n.retry, undefined, { ...resolveRetry(def.retry, undefined), ...type.defaultRetry });
     let compensate: CompiledNode['compensate'];
     if (n.compensate) {
       const ct = typeOf(n.compensate.type, n.id);
-      compensate = { type: ct, retry: resolveRetry(n.compensate.retry, def.retry, { ...DEFAULT_RETRY, ...ct.defaultRetry }) };
+      compensate = { type: ct, retry: resolveRetry(n.compensate.retry, undefined, { ...resolveRetry(def.retry, undefined), ...ct.defaultRetry }) };
     }
     nodes.set(n.id, {
       id: n.id,

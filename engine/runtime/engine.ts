@@ -343,6 +343,7 @@ export class Engine {
     const variables = JSON.parse(inst.variables_json) as Record<string, unknown>;
     const steps = this.stepsOf(instanceId);
     const patch = await applyOutput(node.def.output, result, { variables, steps });
+    this.checkGivenResult(nodeId, result, { ...variables, ...patch });
     const decisions = await decideEdges(node.outgoing, { variables: { ...variables, ...patch }, steps: { ...steps, [nodeId]: result } });
     await this.commit(() => {
       const cur = this.repo.nodeState.get(instanceId, nodeId);
@@ -354,6 +355,22 @@ export class Engine {
       this.sm.completeNode(live, wf, nodeId, result, patch, decisions, now, cur.attempt, cur.started_at);
     });
     this.worker.wake();
+  }
+
+  /**
+   * Refuses a result a person gives (an approval decision, a skip's result) above the size limit,
+   * or one that would take the globals above it (DESIGN.md "Rules pinned"); nothing is written.
+   *
+   * @throws EngineError RESULT_TOO_LARGE (user-fixable, not retryable).
+   */
+  private checkGivenResult(nodeId: string, result: unknown, variables: Record<string, unknown>): void {
+    const limit = this.opts.maxResultBytes;
+    const size = jsonBytes(result);
+    const vsize = size > limit ? 0 : jsonBytes(variables);
+    if (size > limit || vsize > limit) {
+      const what = size > limit ? `the given result is ${size} bytes` : `the variables would be ${vsize} bytes`;
+      throw new EngineError('RESULT_TOO_LARGE', `node "${nodeId}": ${what}, above the limit of ${limit} bytes`, { kind: 'user', retryable: false });
+    }
   }
 
   private stepsOf(instanceId: number): Record<string, unknown> {
@@ -391,6 +408,7 @@ export class Engine {
       const output = options.result === undefined ? null : options.result;
       const steps = this.stepsOf(instanceId);
       const patch = await applyOutput(node.def.output, output, { variables: after, steps });
+      this.checkGivenResult(node.id, output, { ...after, ...patch });
       const decisions = await decideEdges(node.outgoing, { variables: { ...after, ...patch }, steps: { ...steps, [node.id]: output } });
       skip = { output, patch, decisions };
     }
@@ -444,13 +462,15 @@ export class Engine {
   /**
    * Cancels a live instance; `compensate` runs compensations first (DESIGN.md "Rules pinned").
    *
-   * @throws EngineError NOT_FOUND, INVALID_STATE (already ended), CONFLICT (version check).
+   * @throws EngineError NOT_FOUND, INVALID_STATE (already ended, or already COMPENSATING), CONFLICT (version check).
    */
   async cancel(instanceId: number, options: { compensate?: boolean; actor?: string; expectedVersion?: number } = {}): Promise<void> {
     const now = this.clock.now();
     await this.commit(() => {
       const inst = this.liveInstance(instanceId, options.expectedVersion);
       if (TERMINAL_STATUSES.has(inst.status)) throw new EngineError('INVALID_STATE', `instance ${instanceId} already ended ${inst.status}`);
+      // Cancelling again would drop the pending compensation step and end the chain half done.
+      if (inst.status === 'COMPENSATING') throw new EngineError('INVALID_STATE', `instance ${instanceId} is already COMPENSATING; its compensations must finish first`);
       this.sm.cancelInstance(instanceId, options.compensate === true, now, options.actor);
     });
     this.worker.abortInstance(instanceId, new EngineError('CANCELLED', `instance ${instanceId} was cancelled`));

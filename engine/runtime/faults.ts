@@ -5,7 +5,8 @@
  * processes the points are armed from the `RUNNEL_FAULTS` environment variable:
  * `point[@nodeId][#n]=action[,…]` where action is `kill` (SIGKILL this process), `exit` or
  * `throw`, and `#n` fires on the n-th hit only (default: every hit). Points:
- * - `claimed`: after a claim committed, before the handler starts;
+ * - `claimed`: after a claim committed, before the handler starts (not hit for a claim whose
+ *   attempts were used up by lost leases: it fails the node without running a handler);
  * - `handler-done`: after the handler returned, before its outcome commits;
  * - `committed`: after an outcome committed.
  */

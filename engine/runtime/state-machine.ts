@@ -232,6 +232,8 @@ export class StateMachine {
     }
     this.history(instanceId, null, 'instance.cancel_requested', now, { compensate }, undefined, actor);
     if (compensate) {
+      // A compensation that failed (the instance was SUSPENDED on it) is run again, first.
+      this.repo.resetFailedCompensations.run(instanceId);
       this.repo.startCompensating.run('CANCELLED', null, now, instanceId);
       this.events.push({ type: 'instance.changed', instanceId, status: 'COMPENSATING' });
       this.continueCompensation(instanceId, now);

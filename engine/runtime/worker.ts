@@ -101,6 +101,8 @@ export class Worker {
   private wakeResolve: (() => void) | undefined;
   private lastNow: number;
   private claiming = true;
+  /** Stops under way: claiming resumes only when the last one ends. */
+  private stopping = 0;
 
   constructor(
     private readonly deps: WorkerDeps,
@@ -139,6 +141,7 @@ export class Worker {
    * releases the leases of any still running so another worker can take them at once.
    */
   async stop(graceMs = 10_000): Promise<void> {
+    this.stopping++;
     this.claiming = false;
     const deadline = Date.now() + graceMs;
     while (this.inflight.size > 0 && Date.now() < deadline) {
@@ -154,6 +157,9 @@ export class Worker {
       const now = this.deps.clock.now();
       await this.deps.db.write(() => this.deps.repo.releaseLeases.run(now, this.opts.owner));
     }
+    // Claiming stops only for the stop itself: turns driven by hand afterwards (`tick()`) must
+    // claim again, or they would silently run nothing.
+    if (--this.stopping === 0) this.claiming = true;
   }
 
   /** Aborts running handlers of an instance (cancel, deadline) in this process. */
@@ -210,7 +216,9 @@ export class Worker {
     const outcomes = this.outcomes;
     this.outcomes = [];
     const capacity = this.claiming ? this.opts.concurrency - this.inflight.size : 0;
-    const beats = [...this.inflight.entries()].filter(([, f]) => now - f.beatAt >= this.opts.leaseMs / 3);
+    // After a clock jump every running handler beats: its last beat may lie in the new "future",
+    // and a lease left to expire would let this or another worker run the step a second time.
+    const beats = [...this.inflight.entries()].filter(([, f]) => jumped !== undefined || now - f.beatAt >= this.opts.leaseMs / 3);
     let claimed: Claimed[] = [];
     let emitted: typeof sm.events = [];
     await db.write(() => {
@@ -334,7 +342,8 @@ export class Worker {
   private launch(c: Claimed): void {
     const controller = new AbortController();
     this.inflight.set(c.row.id, { c, controller, beatAt: c.startedAt });
-    if (this.deps.faults.armed) this.deps.faults.hit('claimed', { instanceId: c.row.instance_id, nodeId: c.row.node_id, attempt: c.attempt });
+    // An exhausted claim runs no handler, so a crash "during the attempt" cannot happen there.
+    if (this.deps.faults.armed && !c.exhausted) this.deps.faults.hit('claimed', { instanceId: c.row.instance_id, nodeId: c.row.node_id, attempt: c.attempt });
     void this.execute(c, controller).then((o) => {
       this.inflight.delete(c.row.id);
       if (this.deps.faults.armed) this.deps.faults.hit('handler-done', { instanceId: c.row.instance_id, nodeId: c.row.node_id, attempt: c.attempt });
@@ -521,9 +530,10 @@ export class Worker {
     if (!inst || TERMINAL_STATUSES.has(inst.status)) return;
     const nodeId = row.node_id ?? '';
     const wf = o.c.wf;
-    if (inst.status === 'COMPENSATING' && (o.kind === 'wait' || (o.kind === 'failed' && !o.final))) {
-      // The instance failed meanwhile: nothing new waits or retries.
+    if (inst.status === 'COMPENSATING' && o.kind === 'wait') {
+      // The instance failed meanwhile: nothing new waits, but the attempt's end is recorded.
       repo.setNodeStatus.run('CANCELLED', inst.id, nodeId);
+      sm.history(inst.id, nodeId, 'node.cancelled', now, { reason: 'the instance is failing: the wait was not started' }, o.c.attempt);
       sm.continueCompensation(inst.id, now);
       return;
     }
@@ -543,7 +553,8 @@ export class Worker {
         return;
       }
       case 'failed': {
-        if (!o.final && o.c.node) {
+        // A failing instance retries nothing: a running node's failure is recorded as final.
+        if (!o.final && o.c.node && inst.status !== 'COMPENSATING') {
           const delay = backoffDelayMs(o.c.node.retry, o.c.attempt);
           sm.retryNode(inst, nodeId, o.error, o.c.attempt, now + delay, now);
           return;

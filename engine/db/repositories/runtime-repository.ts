@@ -209,6 +209,9 @@ export function createRuntimeRepository(db: Database.Database) {
     openNodes: prep<[number], { node_id: string; status: string }>(
       `SELECT node_id, status FROM node_state WHERE instance_id = ? AND status IN ('PENDING', 'READY', 'RUNNING', 'WAITING', 'RETRYING')`,
     ),
+    resetFailedCompensations: prep<[number]>(
+      `UPDATE node_state SET status = 'COMPLETED', version = version + 1 WHERE instance_id = ? AND status = 'COMPENSATING'`,
+    ),
     compensable: prep<[number], { node_id: string; completed_seq: number }>(
       `SELECT node_id, completed_seq FROM node_state WHERE instance_id = ? AND status = 'COMPLETED'
         AND completed_seq IS NOT NULL ORDER BY completed_seq DESC`,
