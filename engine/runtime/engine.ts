@@ -663,8 +663,15 @@ export class Engine {
     return row.n === 0;
   }
 
-  /** Stops the worker and closes the file (after a passive checkpoint). */
-  async close(): Promise<void> {
+  private closing: Promise<void> | undefined;
+
+  /** Stops the worker and closes the file (after a passive checkpoint). Safe to call twice. */
+  close(): Promise<void> {
+    this.closing ??= this.doClose();
+    return this.closing;
+  }
+
+  private async doClose(): Promise<void> {
     await this.worker.stop();
     try {
       this.db.checkpoint('PASSIVE');
