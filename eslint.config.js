@@ -31,6 +31,61 @@ export default tseslint.config(
     },
   },
   {
+    // The API contract is imported by the renderer: zod and type-only DSL imports only.
+    files: ['engine/api/contract.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['node:*', 'fs', 'path', 'os', 'crypto', 'better-sqlite3', '../db/*', '../runtime/*', '../nodes/*', '../errors', './handlers', './event-batcher', './index'], message: 'engine/api/contract.ts must not import Node or engine runtime code (the renderer imports it).' }] },
+      ],
+    },
+  },
+  {
+    // The renderer runs in a browser page (or Electron's sandboxed renderer): browser globals, and
+    // no Node, Electron or engine runtime code. It reaches the engine only through
+    // src/api/client.ts and the contract's types (DESIGN.md section 1).
+    files: ['renderer/src/**/*.ts', 'renderer/src/**/*.tsx'],
+    languageOptions: {
+      globals: {
+        window: 'readonly',
+        document: 'readonly',
+        navigator: 'readonly',
+        console: 'readonly',
+        fetch: 'readonly',
+        EventSource: 'readonly',
+        sessionStorage: 'readonly',
+        URL: 'readonly',
+        Blob: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+      },
+    },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: 'electron', message: 'The renderer reaches Electron only through window.runnel (src/api/client.ts).' }],
+          patterns: [
+            {
+              group: ['node:*', 'fs', 'path', 'os', 'crypto', 'better-sqlite3', '**/engine/db/**', '**/engine/runtime/**', '**/engine/nodes/**', '**/engine/api/handlers', '**/engine/api/event-batcher', '**/engine/api/index', '**/electron/main/**', '**/server/**'],
+              message: 'The renderer may import only the API contract, engine/dsl and electron/shared (plus the preload bridge type).',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Code that tests or plain Node load must never import `electron`: without its binary (never
+    // downloaded here) the import throws. Only these thin modules may: main.ts, window.ts,
+    // ipc-main.ts, menu.ts, preload.ts.
+    files: ['test/**/*.ts', 'electron/shared/**/*.ts', 'electron/preload/bridge.ts', 'electron/preload/api.ts', 'electron/build.ts', 'electron/dist.ts', 'electron/main/*.ts'],
+    ignores: ['electron/main/main.ts', 'electron/main/window.ts', 'electron/main/ipc-main.ts', 'electron/main/menu.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { paths: [{ name: 'electron', message: 'Keep electron out of modules that tests or Node load; put the logic in a pure module and wire it in main.ts / window.ts / ipc-main.ts / menu.ts.', allowTypeImports: false }] }],
+    },
+  },
+  {
     files: ['**/*.js', '**/*.mjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
   },

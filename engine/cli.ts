@@ -16,6 +16,7 @@
  * validated and flags parsed before the database is opened, so bad input writes nothing; commands
  * that read (show, list, start, worker, resume, approve, cancel, export) never create a file.
  */
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -98,6 +99,41 @@ function positiveInt(flag: string) {
     }
     return Number(value);
   };
+}
+
+function portNumber(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) > 65_535) {
+    throw new InvalidArgumentError(`--port must be 0–65535 (got "${value}")`);
+  }
+  return Number(value);
+}
+
+/**
+ * What `runnel serve` uses of server/index.ts. The server is its own TypeScript project that
+ * builds on this one, so it is loaded at run time; test/types checks that it satisfies this.
+ */
+export interface ServeModule {
+  startServer(options: { engine: Engine; port?: number }): Promise<{ url: string; port: number; token: string; close(): Promise<void> }>;
+}
+
+const SERVER_MODULE = new URL('../server/index.ts', import.meta.url).href;
+
+/** Opens `url` in the system browser; failing to is only a warning. */
+function openBrowser(url: string, io: CliIo): void {
+  const [cmd, args]: [string, string[]] =
+    process.platform === 'darwin'
+      ? ['open', [url]]
+      : process.platform === 'win32'
+        ? ['cmd', ['/c', 'start', '""', url]]
+        : ['xdg-open', [url]];
+  const warn = (why: string) => io.stderr(`warning: could not open a browser (${why}); open the URL above yourself\n`);
+  try {
+    const child = spawn(cmd, args, { stdio: 'ignore', detached: true });
+    child.on('error', (err) => warn(err.message));
+    child.unref();
+  } catch (err) {
+    warn((err as Error).message);
+  }
 }
 
 function collect(value: string, previous: string[]): string[] {
@@ -1015,6 +1051,49 @@ export function buildProgram(run: CliRun): Command {
     if (o.json) json(io, summary);
     else io.stdout(summary.report);
     run.exitCode = exitCode;
+  });
+
+  common(
+    program
+      .command('serve')
+      .description(
+        'serve the app to a browser: the API and the built renderer on 127.0.0.1 with a per-run token, plus the worker loop (until Ctrl-C)',
+      )
+      .option('--port <n>', 'TCP port on 127.0.0.1 (0 picks a free one)', portNumber, 0)
+      .option('--open', 'open the app in the system browser'),
+  ).action(async (o: CommonOptions & { port: number; open?: boolean }) => {
+    const engine = await openEngine(o, false);
+    let server: Awaited<ReturnType<ServeModule['startServer']>>;
+    try {
+      const { startServer } = (await import(SERVER_MODULE)) as ServeModule;
+      server = await startServer({ engine, port: o.port });
+    } catch (err) {
+      await engine.close();
+      if ((err as { code?: unknown }).code === 'EADDRINUSE') {
+        throw new EngineError('CONFLICT', `port ${o.port} on 127.0.0.1 is in use (pick another with --port, or 0)`, { kind: 'user' });
+      }
+      throw err;
+    }
+    if (o.json) json(io, { url: server.url, port: server.port, token: server.token, db: engine.db.file });
+    else {
+      io.stderr(`serve: ${engine.db.file} on 127.0.0.1:${server.port}, worker running (Ctrl-C stops)\n`);
+      io.stdout(`${server.url}\n`);
+    }
+    if (o.open) openBrowser(server.url, io);
+    await new Promise<void>((resolve) => {
+      if (run.signal.aborted) resolve();
+      else run.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    // Stop serving and claiming, let running handlers finish (or release their leases), then
+    // checkpoint and close the file.
+    try {
+      await server.close();
+    } finally {
+      await engine.close();
+    }
+    if (!o.json) io.stderr('serve: stopped\n');
+    // Like `worker`, serve ends only by a signal: 130, as the module comment says.
+    run.exitCode = ExitCode.INTERRUPTED;
   });
 
   return program;

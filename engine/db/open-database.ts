@@ -29,6 +29,12 @@ export interface OpenOptions {
   migrate?: boolean;
   /** Attempts of a write transaction that meets SQLITE_BUSY, default 12. */
   busyRetries?: number;
+  /**
+   * Path of a better-sqlite3 addon to load instead of the installed one. The desktop app in
+   * development (`npm start`) passes its Electron-ABI build here, so the installed Node build
+   * that tests and the CLI use stays untouched (electron/native-binding.ts).
+   */
+  nativeBinding?: string;
 }
 
 /** Result of a write transaction: what {@link RunnelDb.write} returns. */
@@ -116,7 +122,7 @@ export function openDatabase(file: string, options: OpenOptions = {}): RunnelDb 
   const busyTimeoutMs = Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000));
   let raw: Database.Database;
   try {
-    raw = new Database(resolved);
+    raw = new Database(resolved, options.nativeBinding === undefined ? {} : { nativeBinding: options.nativeBinding });
   } catch (err) {
     throw describeOpenError(resolved, err);
   }

@@ -43,7 +43,9 @@ export function createInstanceCountRepository(db: Database.Database) {
         params.push(filter.createdTo);
       }
       if (filter.text !== undefined && filter.text !== '') {
-        where.push(`(CAST(i.id AS TEXT) = ? OR i.business_key LIKE ? ESCAPE '\\' OR i.error_json LIKE ? ESCAPE '\\')`);
+        where.push(
+          `(CAST(i.id AS TEXT) = ? OR i.business_key LIKE ? ESCAPE '\\' OR i.error_json LIKE ? ESCAPE '\\')`,
+        );
         const like = `%${filter.text.replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
         params.push(filter.text, like, like);
       }

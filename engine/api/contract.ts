@@ -1,0 +1,614 @@
+/**
+ * The one typed API contract between the UI and the engine (DESIGN.md section 5).
+ *
+ * Both hosts bind it: Electron's main process over IPC and the browser host over HTTP + SSE.
+ * Handlers know nothing of their transport; the renderer imports this module (types and zod
+ * schemas only), so it must never import Node modules or engine runtime code — only zod and
+ * type-only imports from engine/dsl/schema.
+ *
+ * Exports (stable names; add, never rename):
+ * - `contract`                 channel → `{ input, output }` zod schemas (`as const`)
+ * - `Channel`, `channels`, `isChannel(name)`
+ * - `Input<C>`                 what a caller sends (z.input of the input schema)
+ * - `HandlerInput<C>`          what a handler receives (z.output of the input schema: defaults applied)
+ * - `Output<C>`                what a handler returns and a caller gets back
+ * - `Handlers`                 `{ [C in Channel]: (input: HandlerInput<C>) => Promise<Output<C>> }`
+ * - `Result<T>`, `ApiError`, `ApiErrorSchema`, `ok(value)`, `err(code, message, details?)`
+ * - `ApiErrorCodes`, `ApiErrorCode`
+ * - `events` (event type → zod schema), `EventType`, `ContractEvent`, `ContractEventOf<T>`,
+ *   `ContractEventSchema`, `EventBatch`, `EventBatchSchema`, `EVENT_TYPES`
+ * - `Invoke`                   the caller-side signature every client (IPC or HTTP) implements
+ * - `LIMITS`                   size limits the schemas enforce
+ * - entity schemas and types: `ProblemSchema`/`Problem`, `WorkflowSummarySchema`/`WorkflowSummary`,
+ *   `InstanceSummarySchema`/`InstanceSummary`, `InstanceDetailSchema`/`InstanceDetail`,
+ *   `NodeStateSchema`/`NodeState`, `HistoryEventSchema`/`HistoryEvent`, `NodeTypeSchema`/`NodeTypeInfo`,
+ *   `MetricsSchema`/`Metrics`, `InstanceStateSchema`/`InstanceState`,
+ *   `INSTANCE_STATUS_VALUES`/`InstanceStatusValue`, `NODE_STATUS_VALUES`/`NodeStatusValue`
+ *
+ * Hosts: engine/api/handlers.ts (`createHandlers`, `dispatch`), engine/api/event-batcher.ts,
+ * server/index.ts (HTTP protocol documented there), electron/.
+ */
+import { z } from 'zod';
+import type { Workflow, WorkflowInput } from '../dsl/schema';
+
+// ---------------------------------------------------------------- limits
+
+/**
+ * Size limits enforced by the input schemas, so a huge string is refused with its field named
+ * before any handler runs. Lengths are UTF-16 code units; JSON sizes are `JSON.stringify` lengths.
+ */
+export const LIMITS = {
+  /** Workflow names, actors, business keys and other identifiers. */
+  id: 200,
+  /** Node ids (the DSL allows 1–128). */
+  nodeId: 128,
+  /** Search text, comments, free text. */
+  text: 10_000,
+  /** File names given with an import. */
+  fileName: 260,
+  /** A workflow definition as JSON, or an imported file's text: 5 MiB. */
+  definitionBytes: 5 * 1024 * 1024,
+  /** Variables, results and approval data as JSON: 5 MiB (the engine applies its own, lower limit). */
+  valueBytes: 5 * 1024 * 1024,
+  /** Most statuses one list filter may name. */
+  statuses: 20,
+  /** Largest list page. */
+  pageSize: 1000,
+} as const;
+
+// ---------------------------------------------------------------- statuses and errors
+
+/** Instance statuses (mirrors engine INSTANCE_STATUSES; handlers.ts checks they agree). */
+export const INSTANCE_STATUS_VALUES = [
+  'PENDING',
+  'RUNNING',
+  'WAITING',
+  'SUSPENDED',
+  'COMPENSATING',
+  'COMPLETED',
+  'FAILED',
+  'CANCELLED',
+] as const;
+/** One of {@link INSTANCE_STATUS_VALUES}. */
+export type InstanceStatusValue = (typeof INSTANCE_STATUS_VALUES)[number];
+
+/** Node statuses (mirrors engine NODE_STATUSES; handlers.ts checks they agree). */
+export const NODE_STATUS_VALUES = [
+  'PENDING',
+  'READY',
+  'RUNNING',
+  'WAITING',
+  'RETRYING',
+  'COMPLETED',
+  'FAILED',
+  'SKIPPED',
+  'COMPENSATING',
+  'COMPENSATED',
+  'CANCELLED',
+] as const;
+/** One of {@link NODE_STATUS_VALUES}. */
+export type NodeStatusValue = (typeof NODE_STATUS_VALUES)[number];
+
+/**
+ * Stable error codes of API results. UIs and tests match on these, never on messages.
+ *
+ * The engine's ErrorCodes (same names, as strings: handlers.ts checks every engine code is here)
+ * plus the host codes:
+ * - `BAD_REQUEST`: the payload failed the channel's input schema (`details.issues` names fields);
+ * - `UNKNOWN_CHANNEL`: no such channel;
+ * - `UNAUTHORIZED`: missing or wrong token (HTTP 401);
+ * - `FORBIDDEN`: wrong Host / Origin, or an untrusted IPC sender (HTTP 403);
+ * - `PAYLOAD_TOO_LARGE`: the body is above the host's limit (HTTP 413);
+ * - `NETWORK_ERROR`: a client could not reach its host (set by clients, never by a host).
+ */
+export const ApiErrorCodes = {
+  INVALID_WORKFLOW: 'INVALID_WORKFLOW',
+  INVALID_INPUT: 'INVALID_INPUT',
+  INVALID_VARIABLES: 'INVALID_VARIABLES',
+  NOT_FOUND: 'NOT_FOUND',
+  CONFLICT: 'CONFLICT',
+  INVALID_STATE: 'INVALID_STATE',
+  DATABASE_CORRUPT: 'DATABASE_CORRUPT',
+  DATABASE_BUSY: 'DATABASE_BUSY',
+  DATABASE_NEWER: 'DATABASE_NEWER',
+  TIMEOUT: 'TIMEOUT',
+  CANCELLED: 'CANCELLED',
+  RESULT_TOO_LARGE: 'RESULT_TOO_LARGE',
+  EXPRESSION_ERROR: 'EXPRESSION_ERROR',
+  HANDLER_ERROR: 'HANDLER_ERROR',
+  HTTP_ERROR: 'HTTP_ERROR',
+  SCRIPT_ERROR: 'SCRIPT_ERROR',
+  LEASE_LOST: 'LEASE_LOST',
+  DEADLINE_EXCEEDED: 'DEADLINE_EXCEEDED',
+  APPROVAL_REJECTED: 'APPROVAL_REJECTED',
+  INTERNAL: 'INTERNAL',
+  BAD_REQUEST: 'BAD_REQUEST',
+  UNKNOWN_CHANNEL: 'UNKNOWN_CHANNEL',
+  UNAUTHORIZED: 'UNAUTHORIZED',
+  FORBIDDEN: 'FORBIDDEN',
+  PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  NETWORK_ERROR: 'NETWORK_ERROR',
+} as const;
+
+/** One of {@link ApiErrorCodes}. */
+export type ApiErrorCode = (typeof ApiErrorCodes)[keyof typeof ApiErrorCodes];
+
+/**
+ * An error as data: what every failed call returns, whatever the transport.
+ *
+ * `code` is one of {@link ApiErrorCodes} (typed as string so an older client still reads a newer
+ * host's codes); `details` is structured data for UIs (validation problems, zod issues).
+ */
+export const ApiErrorSchema = z.object({
+  code: z.string(),
+  message: z.string(),
+  details: z.unknown().optional(),
+});
+/** See {@link ApiErrorSchema}. */
+export type ApiError = z.output<typeof ApiErrorSchema>;
+
+/** A call's outcome: the value, or an {@link ApiError}. Never thrown across a boundary. */
+export type Result<T> = { ok: true; value: T } | { ok: false; error: ApiError };
+
+/** A successful {@link Result}. */
+export function ok<T>(value: T): Result<T> {
+  return { ok: true, value };
+}
+
+/** A failed {@link Result} (`details` left out when undefined, so it survives JSON unchanged). */
+export function err(code: ApiErrorCode, message: string, details?: unknown): { ok: false; error: ApiError } {
+  return { ok: false, error: details === undefined ? { code, message } : { code, message, details } };
+}
+
+// ---------------------------------------------------------------- building blocks
+
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function jsonLength(v: unknown): number {
+  try {
+    return JSON.stringify(v)?.length ?? 0;
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+}
+
+/** A JSON value at most `max` characters long once serialized. */
+const jsonValue = (max: number) =>
+  z.unknown().superRefine((v, ctx) => {
+    const n = jsonLength(v);
+    if (n > max)
+      ctx.addIssue({
+        code: 'custom',
+        message: `is ${n === Number.POSITIVE_INFINITY ? 'not JSON' : `${n} characters of JSON`}, above the limit of ${max}`,
+      });
+  });
+
+/** A JSON object at most `max` characters long once serialized. */
+const jsonObject = (max: number) =>
+  z.record(z.string(), z.unknown()).superRefine((v, ctx) => {
+    const n = jsonLength(v);
+    if (n > max)
+      ctx.addIssue({
+        code: 'custom',
+        message: `is ${n === Number.POSITIVE_INFINITY ? 'not JSON' : `${n} characters of JSON`}, above the limit of ${max}`,
+      });
+  });
+
+const name = z.string().min(1).max(LIMITS.id);
+const actor = z.string().min(1).max(LIMITS.id).optional();
+const nodeId = z.string().min(1).max(LIMITS.nodeId);
+const rowId = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
+const version = z.number().int().min(1).max(1_000_000_000);
+const epochMs = z.number().int().min(0).max(8_640_000_000_000_000);
+const nothing = z.strictObject({}).default({});
+
+/**
+ * A workflow definition going in: any JSON object up to 5 MiB (a `WorkflowInput` fits); the
+ * engine's validator, not this schema, names its problems, so all of them come back at once.
+ */
+const definitionIn = jsonObject(LIMITS.definitionBytes);
+/** A saved workflow definition coming out (DSL format 1, as validated by the engine). */
+const definitionOut = z.custom<Workflow>(isRecord, 'must be a workflow definition object');
+/** An exported or imported definition (DSL format 1 JSON, `ui` kept). */
+const definitionExport = z.custom<WorkflowInput>(isRecord, 'must be a workflow definition object');
+
+/** One validation problem (engine/dsl `Problem`): a code, a one-line message, where it is. */
+export const ProblemSchema = z.object({
+  code: z.string(),
+  message: z.string(),
+  nodeId: z.string().optional(),
+  edgeId: z.string().optional(),
+  path: z.array(z.union([z.string(), z.number()])),
+});
+/** See {@link ProblemSchema}. */
+export type Problem = z.output<typeof ProblemSchema>;
+
+/** A workflow in lists: its latest version and instance counts. */
+export const WorkflowSummarySchema = z.object({
+  name: z.string(),
+  latestVersion: z.number(),
+  latestId: z.number(),
+  versions: z.number(),
+  /** When the latest version was saved, epoch ms. */
+  updatedAt: z.number(),
+  instances: z.number(),
+  /** Instances not yet COMPLETED, FAILED or CANCELLED. */
+  liveInstances: z.number(),
+});
+/** See {@link WorkflowSummarySchema}. */
+export type WorkflowSummary = z.output<typeof WorkflowSummarySchema>;
+
+/** A node type as the palette and property forms see it. */
+export const NodeTypeSchema = z.object({
+  type: z.string(),
+  title: z.string(),
+  description: z.string(),
+  /** An icon name the renderer maps to an icon (`globe`, `code`, `clock`, `check`, …). */
+  icon: z.string(),
+  /** Palette group (`Core`, `Integration`, `Human`, …). */
+  group: z.string(),
+  /** JSON Schema (draft 2020-12, input mode) of the node's `config`. */
+  configJsonSchema: z.record(z.string(), z.unknown()),
+  hasCompensate: z.boolean(),
+});
+/** See {@link NodeTypeSchema}. */
+export type NodeTypeInfo = z.output<typeof NodeTypeSchema>;
+
+/** An instance in lists. Times are epoch ms. */
+export const InstanceSummarySchema = z.object({
+  id: z.number(),
+  workflow: z.string(),
+  workflowVersion: z.number(),
+  status: z.string(),
+  businessKey: z.string().nullable(),
+  createdAt: z.number(),
+  startedAt: z.number().nullable(),
+  endedAt: z.number().nullable(),
+  /** Optimistic-lock version: pass it back as `expectedVersion` to refuse stale actions. */
+  version: z.number(),
+  error: z.unknown().optional(),
+  suspension: z.unknown().optional(),
+});
+/** See {@link InstanceSummarySchema}. */
+export type InstanceSummary = z.output<typeof InstanceSummarySchema>;
+
+/** One node's state within an instance. Times are epoch ms. */
+export const NodeStateSchema = z.object({
+  id: z.string(),
+  status: z.string(),
+  attempt: z.number(),
+  maxAttempts: z.number(),
+  output: z.unknown().optional(),
+  error: z.unknown().optional(),
+  /** What the node waits for (`{ kind: 'approval', prompt, … }`, a timer), when WAITING. */
+  wait: z.unknown().optional(),
+  completedSeq: z.number().nullable(),
+  startedAt: z.number().nullable(),
+  endedAt: z.number().nullable(),
+  nextRunAt: z.number().nullable(),
+});
+/** See {@link NodeStateSchema}. */
+export type NodeState = z.output<typeof NodeStateSchema>;
+
+/** An instance with its variables and node states. Times are epoch ms. */
+export const InstanceDetailSchema = InstanceSummarySchema.extend({
+  workflowId: z.number(),
+  variables: z.record(z.string(), z.unknown()),
+  input: z.record(z.string(), z.unknown()),
+  updatedAt: z.number(),
+  deadlineAt: z.number().nullable(),
+  nodes: z.array(NodeStateSchema),
+});
+/** See {@link InstanceDetailSchema}. */
+export type InstanceDetail = z.output<typeof InstanceDetailSchema>;
+
+/** An instance's state after an action: enough to refresh a row and chain `expectedVersion`. */
+export const InstanceStateSchema = z.object({ id: z.number(), status: z.string(), version: z.number() });
+/** See {@link InstanceStateSchema}. */
+export type InstanceState = z.output<typeof InstanceStateSchema>;
+
+/** One history event of an instance (`at` in epoch ms). */
+export const HistoryEventSchema = z.object({
+  id: z.number(),
+  nodeId: z.string().nullable(),
+  type: z.string(),
+  at: z.number(),
+  attempt: z.number().nullable(),
+  actor: z.string().nullable(),
+  data: z.unknown().optional(),
+});
+/** See {@link HistoryEventSchema}. */
+export type HistoryEvent = z.output<typeof HistoryEventSchema>;
+
+/** Dashboard numbers: counts by status, queue depth, durations, failures, dead letters. */
+export const MetricsSchema = z.object({
+  /** Instance count per status (statuses with no instance are absent). */
+  counts: z.record(z.string(), z.number()),
+  /** `{ pending, running, timers, pending_instances, running_instances }`. */
+  queue: z.record(z.string(), z.number()),
+  /** Per workflow: `{ workflow, completed, avg_ms, p50_ms, p99_ms, max_ms }`. */
+  durations: z.array(z.record(z.string(), z.unknown())),
+  /** Per workflow: `{ workflow, total, failed, suspended, cancelled, failure_rate }`. */
+  failures: z.array(z.record(z.string(), z.unknown())),
+  /** The latest dead letters, newest first. */
+  deadLetters: z.array(z.record(z.string(), z.unknown())),
+});
+/** See {@link MetricsSchema}. */
+export type Metrics = z.output<typeof MetricsSchema>;
+
+// ---------------------------------------------------------------- the contract
+
+/**
+ * Every channel: `domain:verb` → `{ input, output }` zod schemas.
+ *
+ * Input objects are strict: an unknown key (a typo) is refused naming it. Channels without
+ * arguments take `{}` (or nothing).
+ */
+export const contract = {
+  /** Every workflow with its latest version and instance counts, by name. */
+  'workflow:list': { input: nothing, output: z.array(WorkflowSummarySchema) },
+  /** A saved definition; the latest version unless `version` is given. NOT_FOUND otherwise. */
+  'workflow:get': {
+    input: z.strictObject({ name, version: version.optional() }),
+    output: z.object({
+      id: z.number(),
+      name: z.string(),
+      version: z.number(),
+      createdAt: z.number(),
+      definition: definitionOut,
+    }),
+  },
+  /** A workflow's versions, newest first (NOT_FOUND when it has none). */
+  'workflow:versions': {
+    input: z.strictObject({ name }),
+    output: z.array(z.object({ id: z.number(), version: z.number(), createdAt: z.number() })),
+  },
+  /**
+   * Validates and saves a definition; a new version only when it changed (`created` false
+   * otherwise; designer positions alone are no change). INVALID_WORKFLOW with every problem in
+   * `details` when invalid.
+   */
+  'workflow:save': {
+    input: z.strictObject({ definition: definitionIn }),
+    output: z.object({ workflowId: z.number(), name: z.string(), version: z.number(), created: z.boolean() }),
+  },
+  /** Validates a definition without saving it: every problem, each naming its node or edge. */
+  'workflow:validate': {
+    input: z.strictObject({ definition: definitionIn }),
+    output: z.object({ ok: z.boolean(), problems: z.array(ProblemSchema) }),
+  },
+  /** A version's definition as a file: DSL format 1, `ui` included, as JSON (default) or YAML. */
+  'workflow:export': {
+    input: z.strictObject({
+      name,
+      version: version.optional(),
+      format: z.enum(['json', 'yaml']).default('json'),
+    }),
+    output: z.object({
+      name: z.string(),
+      version: z.number(),
+      /** A suggested file name, e.g. `purchase-approval.workflow.json`. */
+      fileName: z.string(),
+      text: z.string(),
+      definition: definitionExport,
+    }),
+  },
+  /**
+   * Reads a workflow file's text (JSON or YAML, by `fileName` or content) and validates it; saves
+   * nothing. A syntax error is INVALID_WORKFLOW with `{ fileName, format, line, column }` details;
+   * a readable file comes back with its problems (empty when it can be saved as is).
+   */
+  'workflow:import': {
+    input: z.strictObject({
+      text: z.string().max(LIMITS.definitionBytes),
+      fileName: z.string().min(1).max(LIMITS.fileName).optional(),
+    }),
+    output: z.object({ definition: z.unknown(), ok: z.boolean(), problems: z.array(ProblemSchema) }),
+  },
+  /** The palette: every node type with its config JSON Schema, in registration order. */
+  'node:types': { input: nothing, output: z.array(NodeTypeSchema) },
+  /**
+   * Starts an instance (the latest version unless `version` is given). NOT_FOUND, or
+   * INVALID_VARIABLES naming the failing fields of the workflow's `inputSchema`.
+   */
+  'instance:start': {
+    input: z.strictObject({
+      workflow: name,
+      version: version.optional(),
+      variables: jsonObject(LIMITS.valueBytes).optional(),
+      businessKey: z.string().max(LIMITS.id).optional(),
+      actor,
+    }),
+    output: InstanceStateSchema,
+  },
+  /**
+   * Instances matching the filter, newest first, keyset-paged: pass `nextBeforeId` back as
+   * `beforeId` for the next page (null at the end). `counts` (unless `withCounts: false`) gives
+   * per-status counts of instances matching every filter but `status` and paging, for chips.
+   */
+  'instance:list': {
+    input: z
+      .strictObject({
+        status: z.array(z.enum(INSTANCE_STATUS_VALUES)).max(LIMITS.statuses).optional(),
+        workflow: name.optional(),
+        version: version.optional(),
+        createdFrom: epochMs.optional(),
+        createdTo: epochMs.optional(),
+        /** Matches the id, the business key or the error text. */
+        text: z.string().max(LIMITS.text).optional(),
+        beforeId: rowId.optional(),
+        limit: z.number().int().min(1).max(LIMITS.pageSize).default(50),
+        withCounts: z.boolean().default(true),
+      })
+      .default({ limit: 50, withCounts: true }),
+    output: z.object({
+      items: z.array(InstanceSummarySchema),
+      nextBeforeId: z.number().nullable(),
+      counts: z.record(z.string(), z.number()).optional(),
+    }),
+  },
+  /** An instance with its variables and node states. NOT_FOUND otherwise. */
+  'instance:get': { input: z.strictObject({ id: rowId }), output: InstanceDetailSchema },
+  /** An instance's history, oldest first, after `afterId` (paging), at most `limit`. */
+  'instance:history': {
+    input: z.strictObject({
+      id: rowId,
+      afterId: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
+      limit: z.number().int().min(1).max(10_000).default(1000),
+    }),
+    output: z.object({ events: z.array(HistoryEventSchema), nextAfterId: z.number().nullable() }),
+  },
+  /**
+   * Resumes a SUSPENDED instance: retry the failed step, skip it with `result`, or fail the
+   * instance; `variables` replaces the globals first. INVALID_STATE, CONFLICT (`expectedVersion`).
+   */
+  'instance:resume': {
+    input: z.strictObject({
+      id: rowId,
+      action: z.enum(['retry', 'skip', 'fail']),
+      result: jsonValue(LIMITS.valueBytes).optional(),
+      variables: jsonObject(LIMITS.valueBytes).optional(),
+      expectedVersion: z.number().int().min(0).optional(),
+      actor,
+    }),
+    output: InstanceStateSchema,
+  },
+  /** Retries a FAILED instance from its failed nodes. INVALID_STATE otherwise. */
+  'instance:retry': {
+    input: z.strictObject({ id: rowId, expectedVersion: z.number().int().min(0).optional(), actor }),
+    output: InstanceStateSchema,
+  },
+  /** Cancels a live instance; `compensate` runs compensations first. INVALID_STATE when ended. */
+  'instance:cancel': {
+    input: z.strictObject({
+      id: rowId,
+      compensate: z.boolean().default(false),
+      expectedVersion: z.number().int().min(0).optional(),
+      actor,
+    }),
+    output: InstanceStateSchema,
+  },
+  /** Decides a WAITING approval node. INVALID_STATE when no approval waits there. */
+  'instance:approve': {
+    input: z.strictObject({
+      id: rowId,
+      nodeId,
+      approved: z.boolean(),
+      data: jsonValue(LIMITS.valueBytes).optional(),
+      comment: z.string().max(LIMITS.text).optional(),
+      actor,
+    }),
+    output: InstanceStateSchema,
+  },
+  /** Dashboard numbers. */
+  'metrics:get': { input: nothing, output: MetricsSchema },
+} as const;
+
+/** A channel name, `domain:verb`. */
+export type Channel = keyof typeof contract;
+
+/** Every channel, in contract order. */
+export const channels = Object.keys(contract) as Channel[];
+
+const channelSet: ReadonlySet<string> = new Set(channels);
+
+/** Whether `name` is a channel of the contract (own keys only: `toString` is not one). */
+export function isChannel(name: unknown): name is Channel {
+  return typeof name === 'string' && channelSet.has(name);
+}
+
+/** What a caller sends on channel `C` (optional fields may be left out). */
+export type Input<C extends Channel> = z.input<(typeof contract)[C]['input']>;
+/** What a handler of `C` receives: the input after parsing, defaults applied. */
+export type HandlerInput<C extends Channel> = z.output<(typeof contract)[C]['input']>;
+/** What a handler of `C` returns and a caller receives. */
+export type Output<C extends Channel> = z.output<(typeof contract)[C]['output']>;
+
+/** One handler per channel: a channel without a handler does not compile. */
+export type Handlers = { [C in Channel]: (input: HandlerInput<C>) => Promise<Output<C>> };
+
+/**
+ * The caller-side call every client implements (Electron preload, HTTP client): never throws,
+ * failures come back as data.
+ */
+export type Invoke = <C extends Channel>(
+  channel: C,
+  ...input: undefined extends Input<C> ? [input?: Input<C>] : [input: Input<C>]
+) => Promise<Result<Output<C>>>;
+
+// ---------------------------------------------------------------- events
+
+/** Event schemas by type: what hosts push to windows (after the change committed). */
+export const events = {
+  /** A new instance. */
+  'instance.created': z.object({
+    type: z.literal('instance.created'),
+    instanceId: z.number(),
+    workflow: z.string(),
+    version: z.number(),
+  }),
+  /** An instance's status changed (the latest status within a batch). */
+  'instance.changed': z.object({
+    type: z.literal('instance.changed'),
+    instanceId: z.number(),
+    status: z.string(),
+  }),
+  /** An instance ended: COMPLETED, FAILED or CANCELLED. Never dropped by batching. */
+  'instance.finished': z.object({
+    type: z.literal('instance.finished'),
+    instanceId: z.number(),
+    status: z.string(),
+  }),
+  /** A node's status changed (the latest status within a batch). */
+  'node.changed': z.object({
+    type: z.literal('node.changed'),
+    instanceId: z.number(),
+    nodeId: z.string(),
+    status: z.string(),
+    attempt: z.number().optional(),
+  }),
+  /** An approval node waits for a person. Never dropped by batching. */
+  'approval.requested': z.object({
+    type: z.literal('approval.requested'),
+    instanceId: z.number(),
+    nodeId: z.string(),
+    prompt: z.string().optional(),
+  }),
+} as const;
+
+/** An event type. */
+export type EventType = keyof typeof events;
+
+/** Every event type, in contract order. */
+export const EVENT_TYPES = Object.keys(events) as EventType[];
+
+/** The event of type `T`. */
+export type ContractEventOf<T extends EventType> = z.output<(typeof events)[T]>;
+
+/** Any contract event. */
+export type ContractEvent = { [T in EventType]: ContractEventOf<T> }[EventType];
+
+/** Any contract event, as a zod schema (clients may check what a host pushes). */
+export const ContractEventSchema = z.discriminatedUnion('type', [
+  events['instance.created'],
+  events['instance.changed'],
+  events['instance.finished'],
+  events['node.changed'],
+  events['approval.requested'],
+]);
+
+/**
+ * A batch of coalesced events, pushed at most every ~100 ms.
+ *
+ * `seq` increases by one per batch from one host; `events` are in the order they first happened
+ * within the batch, `instance.changed` / `node.changed` keeping only the latest status per
+ * instance / node; `coalesced` counts events merged away.
+ */
+export const EventBatchSchema = z.object({
+  seq: z.number(),
+  events: z.array(ContractEventSchema),
+  coalesced: z.number(),
+});
+/** See {@link EventBatchSchema}. */
+export type EventBatch = z.output<typeof EventBatchSchema>;

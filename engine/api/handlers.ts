@@ -1,0 +1,284 @@
+/**
+ * The contract's handlers over an {@link Engine}, and `dispatch`: the one entry every host
+ * (Electron IPC, the browser host) calls with a channel name and an untrusted payload.
+ *
+ * Nothing here knows its transport. Handlers receive input already parsed by the channel's
+ * schema and may throw EngineErrors; `dispatch` turns everything into a {@link Result}.
+ */
+import { stringify as toYaml } from 'yaml';
+import type { z } from 'zod';
+import { EngineError, ErrorCodes } from '../errors';
+import { exportWorkflow, parseWorkflowText, validateWorkflow } from '../dsl';
+import { createInstanceCountRepository } from '../db/repositories/instance-count-repository';
+import {
+  INSTANCE_STATUSES,
+  NODE_STATUSES,
+  type InstanceStatus,
+  type NodeStatus,
+} from '../db/repositories/runtime-repository';
+import type { Engine } from '../runtime/engine';
+import {
+  contract,
+  err,
+  INSTANCE_STATUS_VALUES,
+  isChannel,
+  NODE_STATUS_VALUES,
+  ok,
+  type ApiErrorCode,
+  type Handlers,
+  type InstanceState,
+  type InstanceStatusValue,
+  type NodeStatusValue,
+  type Result,
+} from './contract';
+
+// Compile-time: the contract's copies of engine lists agree with the engine's (both ways for
+// statuses; every engine error code is an API code).
+const _engineCodes: readonly ApiErrorCode[] = Object.values(ErrorCodes);
+const _instanceStatuses: readonly [readonly InstanceStatus[], readonly InstanceStatusValue[]] = [
+  INSTANCE_STATUS_VALUES,
+  INSTANCE_STATUSES,
+];
+const _nodeStatuses: readonly [readonly NodeStatus[], readonly NodeStatusValue[]] = [
+  NODE_STATUS_VALUES,
+  NODE_STATUSES,
+];
+
+/** A file-name-safe form of a workflow name (the name itself may hold `/`, `:` or spaces). */
+function fileBase(name: string): string {
+  const safe = name
+    // eslint-disable-next-line no-control-regex -- control characters are what it removes
+    .replace(/[\u0000-\u001f<>:"/\\|?*]+/g, '_')
+    .replace(/^\.+/, '_')
+    .trim();
+  return safe === '' ? 'workflow' : safe.slice(0, 150);
+}
+
+/**
+ * The contract's handler map over `engine`.
+ *
+ * Reads run synchronously on the engine's connection; actions go through the engine's write path
+ * and answer with the instance's state after the change, so a UI can chain `expectedVersion`.
+ * Handlers throw EngineErrors (NOT_FOUND, INVALID_STATE, CONFLICT, …); `dispatch` makes them data.
+ */
+export function createHandlers(engine: Engine): Handlers {
+  const counts = createInstanceCountRepository(engine.db.raw);
+  const stateOf = (id: number): InstanceState => {
+    const inst = engine.getInstance(id);
+    return { id: inst.id, status: inst.status, version: inst.version };
+  };
+
+  return {
+    'workflow:list': async () =>
+      engine.listWorkflows().map((w) => ({
+        name: w.name,
+        latestVersion: w.latest_version,
+        latestId: w.latest_id,
+        versions: w.versions,
+        updatedAt: w.updated_at,
+        instances: w.instances,
+        liveInstances: w.live_instances,
+      })),
+
+    'workflow:get': async ({ name, version }) => engine.getWorkflow(name, version),
+
+    'workflow:versions': async ({ name }) => {
+      const versions = engine.listVersions(name);
+      if (versions.length === 0) throw new EngineError('NOT_FOUND', `workflow "${name}" does not exist`);
+      return versions;
+    },
+
+    'workflow:save': async ({ definition }) => {
+      const r = await engine.deploy(definition);
+      return { workflowId: r.workflowId, name: r.name, version: r.version, created: r.created };
+    },
+
+    'workflow:validate': async ({ definition }) => {
+      const r = validateWorkflow(definition, engine.registry.catalog());
+      return { ok: r.ok, problems: r.problems };
+    },
+
+    'workflow:export': async ({ name, version, format }) => {
+      const wf = engine.getWorkflow(name, version);
+      const definition = exportWorkflow(wf.definition);
+      const text =
+        format === 'yaml' ? toYaml(definition, { lineWidth: 0 }) : `${JSON.stringify(definition, null, 2)}\n`;
+      return {
+        name: wf.name,
+        version: wf.version,
+        fileName: `${fileBase(wf.name)}.workflow.${format}`,
+        text,
+        definition,
+      };
+    },
+
+    'workflow:import': async ({ text, fileName }) => {
+      const definition = parseWorkflowText(text, fileName);
+      const r = validateWorkflow(definition, engine.registry.catalog());
+      return { definition, ok: r.ok, problems: r.problems };
+    },
+
+    'node:types': async () => engine.registry.describe(),
+
+    'instance:start': async ({ workflow, version, variables, businessKey, actor }) => {
+      const id = await engine.start(workflow, { version, variables, businessKey, actor });
+      return stateOf(id);
+    },
+
+    'instance:list': async (input) => {
+      const filter = {
+        workflow: input.workflow,
+        workflowVersion: input.version,
+        createdFrom: input.createdFrom,
+        createdTo: input.createdTo,
+        text: input.text,
+      };
+      const items = engine.listInstances({
+        ...filter,
+        status: input.status,
+        beforeId: input.beforeId,
+        limit: input.limit,
+      });
+      const last = items[items.length - 1];
+      const nextBeforeId = items.length === input.limit && last !== undefined ? last.id : null;
+      return input.withCounts
+        ? { items, nextBeforeId, counts: counts.countByStatus(filter) }
+        : { items, nextBeforeId };
+    },
+
+    'instance:get': async ({ id }) => engine.getInstance(id),
+
+    'instance:history': async ({ id, afterId, limit }) => {
+      const events = engine.history(id, afterId, limit);
+      // An empty first page may mean "no such instance": say so rather than answer [].
+      if (events.length === 0 && afterId === 0) engine.getInstance(id);
+      const last = events[events.length - 1];
+      return { events, nextAfterId: events.length === limit && last !== undefined ? last.id : null };
+    },
+
+    'instance:resume': async ({ id, action, result, variables, expectedVersion, actor }) => {
+      await engine.resume(id, { action, result, variables, expectedVersion, actor });
+      return stateOf(id);
+    },
+
+    'instance:retry': async ({ id, expectedVersion, actor }) => {
+      await engine.retry(id, { expectedVersion, actor });
+      return stateOf(id);
+    },
+
+    'instance:cancel': async ({ id, compensate, expectedVersion, actor }) => {
+      await engine.cancel(id, { compensate, expectedVersion, actor });
+      return stateOf(id);
+    },
+
+    'instance:approve': async ({ id, nodeId, approved, data, comment, actor }) => {
+      await engine.approve(id, nodeId, { approved, data, comment, actor });
+      return stateOf(id);
+    },
+
+    'metrics:get': async () => engine.metrics(),
+  };
+}
+
+/** One schema issue as `BAD_REQUEST` details carry it: `path` like `variables.items[0].sku`. */
+export interface FieldIssue {
+  path: string;
+  code: string;
+  message: string;
+}
+
+/** A zod path as text: `a.b[0].c`; `(input)` for the payload itself. */
+export function formatPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const key of path) {
+    if (typeof key === 'number') out += `[${key}]`;
+    else out += out === '' ? String(key) : `.${String(key)}`;
+  }
+  return out === '' ? '(input)' : out;
+}
+
+function issuesOf(error: z.ZodError): FieldIssue[] {
+  return error.issues.map((i) => {
+    // Unknown keys are reported at their object's path; name the key itself.
+    const keys = i.code === 'unrecognized_keys' ? i.keys : [];
+    const path = keys.length === 1 ? [...i.path, keys[0] ?? ''] : i.path;
+    return { path: formatPath(path), code: i.code, message: i.message };
+  });
+}
+
+/** Options of {@link dispatch}. */
+export interface DispatchOptions {
+  /**
+   * Check every handler's value against the channel's output schema (a mismatch is an
+   * INTERNAL error: the handler broke the contract). Default: on unless NODE_ENV is `production`.
+   */
+  validateOutput?: boolean;
+  /** Where unexpected errors are logged with their stack (never sent). Default console.error. */
+  log?: (message: string, error: unknown) => void;
+}
+
+const DEFAULT_VALIDATE_OUTPUT = typeof process === 'undefined' || process.env.NODE_ENV !== 'production';
+
+/**
+ * Runs `payload` through `channel`'s handler and answers with a {@link Result}; never throws.
+ *
+ * - an unknown channel → `UNKNOWN_CHANNEL`;
+ * - a payload failing the input schema → `BAD_REQUEST`, the message naming the first field
+ *   (`instance:get: id: expected number, received string`), `details.issues` every one;
+ * - an EngineError → its code, message and details;
+ * - anything else → `INTERNAL` with the error's message only (the stack goes to `log`).
+ */
+export async function dispatch(
+  handlers: Handlers,
+  channel: string,
+  payload: unknown,
+  options: DispatchOptions = {},
+): Promise<Result<unknown>> {
+  const log = options.log ?? ((m: string, e: unknown) => console.error(m, e));
+  if (!isChannel(channel)) {
+    const shown = channel.length > 100 ? `${channel.slice(0, 100)}…` : channel;
+    return err('UNKNOWN_CHANNEL', `unknown channel "${shown}"`, { channel: shown });
+  }
+  const spec = contract[channel];
+  const parsed = spec.input.safeParse(payload);
+  if (!parsed.success) {
+    const issues = issuesOf(parsed.error);
+    const first = issues[0];
+    const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
+    return err(
+      'BAD_REQUEST',
+      `${channel}: ${first ? `${first.path}: ${first.message}` : 'invalid input'}${more}`,
+      { channel, issues },
+    );
+  }
+  try {
+    const value: unknown = await (handlers[channel] as (input: unknown) => Promise<unknown>)(parsed.data);
+    if (options.validateOutput ?? DEFAULT_VALIDATE_OUTPUT) {
+      const checked = spec.output.safeParse(value);
+      if (!checked.success) {
+        const issues = issuesOf(checked.error);
+        log(`runnel: handler of ${channel} broke its output schema`, issues);
+        return err('INTERNAL', `${channel}: the handler's result does not match the contract`, {
+          channel,
+          issues,
+        });
+      }
+    }
+    return ok(value);
+  } catch (e) {
+    if (e instanceof EngineError) {
+      const code: ApiErrorCode = e.code;
+      return err(code, e.message, e.details);
+    }
+    log(`runnel: ${channel} failed unexpectedly`, e);
+    return err('INTERNAL', `${channel}: unexpected error: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+/** Binds {@link dispatch} to a handler map: what a host holds. */
+export function createDispatcher(
+  handlers: Handlers,
+  options: DispatchOptions = {},
+): (channel: string, payload: unknown) => Promise<Result<unknown>> {
+  return (channel, payload) => dispatch(handlers, channel, payload, options);
+}

@@ -1,0 +1,55 @@
+/**
+ * The workflow sidebar: every workflow with its latest version and live-instance count
+ * (`workflow-list`, items `workflow-item-<name>`), plus Import and Export.
+ */
+import { importWorkflow, exportWorkflow, type FileAccess } from '../commands';
+import { useStores, useWorkflows } from '../hooks';
+
+/** The sidebar; `files` is how a browser picks and saves files. */
+export function Sidebar({ files }: { files: FileAccess }) {
+  const stores = useStores();
+  const items = useWorkflows((s) => s.items);
+  const status = useWorkflows((s) => s.status);
+  const selected = useWorkflows((s) => s.selected);
+  const select = useWorkflows((s) => s.select);
+  return (
+    <aside className="sidebar" aria-label="Workflows">
+      <div className="sidebar-header">
+        <h2>Workflows</h2>
+        <div className="sidebar-actions">
+          <button type="button" data-testid="import-workflow" title="Import a workflow file (JSON or YAML)" onClick={() => void importWorkflow(stores, files)}>
+            Import
+          </button>
+          <button type="button" data-testid="export-workflow" title="Export the selected workflow as JSON" disabled={selected === undefined} onClick={() => void exportWorkflow(stores, files)}>
+            Export
+          </button>
+        </div>
+      </div>
+      <ul className="workflow-list" data-testid="workflow-list" data-status={status}>
+        {items.map((w) => (
+          <li key={w.name}>
+            <button
+              type="button"
+              className={w.name === selected ? 'workflow-item selected' : 'workflow-item'}
+              data-testid={`workflow-item-${w.name}`}
+              aria-pressed={w.name === selected}
+              onClick={() => select(w.name)}
+            >
+              <span className="workflow-name">{w.name}</span>
+              <span className="workflow-meta">
+                v{w.latestVersion}
+                {w.liveInstances > 0 ? ` · ${w.liveInstances} live` : ''}
+              </span>
+            </button>
+          </li>
+        ))}
+      </ul>
+      {status === 'ready' && items.length === 0 ? (
+        <p className="empty" data-testid="workflow-list-empty">
+          No workflows yet. Import one, or deploy with <code>runnel deploy</code>.
+        </p>
+      ) : null}
+      {status === 'loading' ? <p className="empty">Loading…</p> : null}
+    </aside>
+  );
+}
