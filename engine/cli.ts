@@ -8,13 +8,19 @@
  * |---|---|
  * | 0 | COMPLETED, or success of a command that runs no instance |
  * | 1 | FAILED or CANCELLED (and unexpected engine errors) |
- * | 2 | bad usage: unknown option, invalid workflow, bad `--vars`, missing or corrupt database, unknown id |
+ * | 2 | bad usage: unknown option, invalid workflow, bad `--vars`, missing, empty, corrupt or read-only database, unwritable `-o` file, unknown id |
  * | 3 | SUSPENDED, or waiting for a person (an approval) |
  * | 130 | interrupted (Ctrl-C): the worker stopped cleanly and released its claims |
  *
  * Errors print `error: <CODE>: message` on stderr, never a stack trace for user errors. Files are
- * validated and flags parsed before the database is opened, so bad input writes nothing; commands
- * that read (show, list, start, worker, resume, approve, cancel, export) never create a file.
+ * validated, flags parsed and `run`'s variables checked against the workflow's `inputSchema`
+ * before the database is opened, so bad input writes nothing; commands that read (show, list,
+ * start, worker, resume, approve, cancel, export) never create a file. A database whose file or
+ * directory is not writable (or `--read-only`) is opened read-only: list, show and export work,
+ * commands that change it exit 2 with DATABASE_READONLY.
+ *
+ * A closed pipe (`runnel run x.json --json | head -c 100`) does not crash the command: output to
+ * it is dropped and the command finishes its work.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -26,6 +32,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { EngineError } from './errors';
 import { parseWorkflowText } from './dsl/parse';
 import { validateWorkflow, type Problem } from './dsl/validate';
+import { checkVariables } from './dsl/input-schema';
 import type { Workflow } from './dsl/schema';
 import { openDatabase } from './db/open-database';
 import { SCHEMA_VERSION } from './db/migrations/index';
@@ -39,10 +46,37 @@ export interface CliIo {
   stderr(text: string): void;
 }
 
-/** The process's own streams. */
+/** Streams found closed (EPIPE: the reader went away); output to them is dropped. */
+const closedStreams = new WeakSet<NodeJS.WriteStream>();
+/** Streams with the EPIPE guard of {@link guardStream}. */
+const guardedStreams = new WeakSet<NodeJS.WriteStream>();
+
+/**
+ * Makes a closed pipe harmless on a process stream. An EPIPE (`| head -2`) arrives as an 'error'
+ * event, which crashes the process when nothing handles it (and a listener someone else added,
+ * such as `pipe()`'s, may rethrow it): this one swallows it and marks the stream closed, and the
+ * command goes on (its exit code still tells the outcome).
+ */
+function guardStream(stream: NodeJS.WriteStream): void {
+  if (guardedStreams.has(stream)) return;
+  guardedStreams.add(stream);
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED') closedStreams.add(stream);
+    else throw err;
+  });
+}
+
+/** Writes to a process stream unless its reader went away (see {@link guardStream}). */
+function writeTo(stream: NodeJS.WriteStream, text: string): void {
+  guardStream(stream);
+  if (closedStreams.has(stream) || stream.destroyed) return;
+  stream.write(text);
+}
+
+/** The process's own streams (a closed pipe is ignored: see {@link writeTo}). */
 export const processIo: CliIo = {
-  stdout: (text) => void process.stdout.write(text),
-  stderr: (text) => void process.stderr.write(text),
+  stdout: (text) => writeTo(process.stdout, text),
+  stderr: (text) => writeTo(process.stderr, text),
 };
 
 /** Exit codes of the CLI (see the module comment). */
@@ -69,7 +103,14 @@ interface CommonOptions {
   json?: boolean;
   sync: 'full' | 'normal';
   plugin: string[];
+  readOnly?: boolean;
 }
+
+/**
+ * What a command does with the database: `read` (an existing file, read-only is fine), `write`
+ * (an existing file it changes) or `create` (changes it, creating it when missing).
+ */
+type DbAccess = 'read' | 'write' | 'create';
 
 /** Instance statuses, for `list --status` checks. */
 const STATUSES = [
@@ -252,7 +293,7 @@ export function probeDatabase(file: string, mustExist: boolean): void {
     if (mustExist)
       throw new EngineError(
         'NOT_FOUND',
-        `database file ${resolved} does not exist (run "runnel init" or pass --db)`,
+        `database file ${resolved} does not exist (run "npx runnel init" or pass --db)`,
       );
     const dir = path.dirname(resolved);
     if (!fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory()) {
@@ -261,7 +302,17 @@ export function probeDatabase(file: string, mustExist: boolean): void {
     return;
   }
   if (!stat.isFile()) throw usage(`--db ${resolved} is not a file`, { flag: '--db' });
-  if (stat.size === 0) return;
+  if (stat.size === 0) {
+    // An empty file may become a database (init, deploy, run), but a command that needs one
+    // must not write the schema into it.
+    if (mustExist) {
+      throw new EngineError('DATABASE_CORRUPT', `${resolved} is not a Runnel database (empty file); nothing was written`, {
+        kind: 'user',
+        retryable: false,
+      });
+    }
+    return;
+  }
   let db: Database.Database | undefined;
   try {
     db = new Database(resolved, { readonly: true, fileMustExist: true });
@@ -279,6 +330,9 @@ export function probeDatabase(file: string, mustExist: boolean): void {
   } catch (err) {
     if (err instanceof EngineError) throw err;
     const code = (err as { code?: string }).code ?? '';
+    // A file SQLite cannot read without writing beside it (a WAL file in a read-only directory):
+    // opening it says so in full (openDatabase).
+    if (code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_CANTOPEN')) return;
     if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') {
       throw new EngineError(
         'DATABASE_CORRUPT',
@@ -297,18 +351,60 @@ export function probeDatabase(file: string, mustExist: boolean): void {
 
 async function openEngine(
   o: CommonOptions,
-  mustExist: boolean,
+  access: DbAccess,
   extra: EngineOptions = {},
   registry?: NodeRegistry,
 ): Promise<Engine> {
   const reg = registry ?? (await loadRegistry(o.plugin));
+  const mustExist = access !== 'create';
   probeDatabase(o.db, mustExist);
-  return Engine.open(o.db, {
+  const engine = Engine.open(o.db, {
     registry: reg,
     synchronous: o.sync === 'normal' ? 'NORMAL' : 'FULL',
     mustExist,
+    ...(o.readOnly ? { readonly: true } : {}),
     ...extra,
   });
+  if (access !== 'read' && engine.db.readonly) {
+    await engine.close();
+    throw new EngineError(
+      'DATABASE_READONLY',
+      `${engine.db.file} is open read-only (${o.readOnly ? '--read-only was given' : 'the file or its directory is not writable'}), and this command changes it; list, show and export still work`,
+      { retryable: false },
+    );
+  }
+  return engine;
+}
+
+/** The error of an output file that cannot be written: exit 2, naming the path. */
+function outputFileError(file: string, err: unknown): EngineError {
+  const code = (err as { code?: unknown } | null)?.code;
+  const why =
+    code === 'ENOENT'
+      ? `directory ${path.dirname(path.resolve(file))} does not exist`
+      : code === 'EACCES' || code === 'EPERM'
+        ? 'permission denied'
+        : code === 'EISDIR'
+          ? 'it is a directory'
+          : (err as Error).message;
+  return usage(`-o ${file}: cannot write ${path.resolve(file)}: ${why}`, { flag: '-o', file });
+}
+
+/**
+ * Checks that `-o FILE` can be created before any work starts: its directory exists and it is
+ * not a directory itself.
+ *
+ * @throws EngineError INVALID_INPUT naming the path.
+ */
+function checkOutputFile(file: string): void {
+  const resolved = path.resolve(file);
+  const dir = path.dirname(resolved);
+  if (!fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory()) {
+    throw outputFileError(file, Object.assign(new Error('no such directory'), { code: 'ENOENT' }));
+  }
+  if (fs.statSync(resolved, { throwIfNoEntry: false })?.isDirectory()) {
+    throw outputFileError(file, Object.assign(new Error('is a directory'), { code: 'EISDIR' }));
+  }
 }
 
 /** Reads and validates a workflow file (JSON or YAML) against `registry`; nothing is opened. */
@@ -366,13 +462,42 @@ function json(io: CliIo, value: unknown): void {
   io.stdout(`${JSON.stringify(value, null, 2)}\n`);
 }
 
+/** East Asian Wide and Fullwidth ranges (Unicode UAX #11): two terminal columns each. */
+const WIDE =
+  /[\u1100-\u115f\u231a\u231b\u2329\u232a\u23e9-\u23ec\u23f0\u23f3\u25fd\u25fe\u2614\u2615\u2648-\u2653\u267f\u2693\u26a1\u26aa\u26ab\u26bd\u26be\u26c4\u26c5\u26ce\u26d4\u26ea\u26f2\u26f3\u26f5\u26fa\u26fd\u2705\u270a\u270b\u2728\u274c\u274e\u2753-\u2755\u2757\u2795-\u2797\u27b0\u27bf\u2b1b\u2b1c\u2b50\u2b55\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\ua960-\ua97f\uac00-\ud7a3\uf900-\ufaff\ufe10-\ufe19\ufe30-\ufe6f\uff00-\uff60\uffe0-\uffe6\u{16fe0}-\u{1b2ff}\u{1f004}\u{1f0cf}\u{1f18e}\u{1f191}-\u{1f19a}\u{1f1e6}-\u{1f1ff}\u{1f200}-\u{1f251}\u{1f300}-\u{1f64f}\u{1f680}-\u{1f6ff}\u{1f7e0}-\u{1f7eb}\u{1f90c}-\u{1f9ff}\u{1fa70}-\u{1faff}\u{20000}-\u{2fffd}\u{30000}-\u{3fffd}]/u;
+/**
+ * Characters that take no column: combining marks (variation selectors included) and format
+ * characters (zero-width spaces and joiners).
+ */
+const ZERO_WIDTH = /^[\p{Mn}\p{Me}\p{Cf}]+$/u;
+
+let graphemes: Intl.Segmenter | undefined;
+
+/**
+ * How many terminal columns `text` takes: per grapheme (user-perceived character), 2 for East
+ * Asian wide or fullwidth characters and emoji (an emoji presentation selector or a ZWJ sequence
+ * counts once), 0 for combining marks and other zero-width characters, else 1.
+ */
+export function displayWidth(text: string): number {
+  if (/^[\x20-\x7e]*$/.test(text)) return text.length;
+  graphemes ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+  let width = 0;
+  for (const { segment } of graphemes.segment(text)) {
+    if (ZERO_WIDTH.test(segment)) continue;
+    if (WIDE.test(segment) || segment.includes('\ufe0f') || /\p{Extended_Pictographic}\u200d/u.test(segment)) width += 2;
+    else width += 1;
+  }
+  return width;
+}
+
+/** Rows as aligned columns (two spaces apart), padded by display width so CJK and emoji line up. */
 function table(rows: string[][]): string {
   const widths: number[] = [];
-  for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, [...c].length)));
+  for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, displayWidth(c))));
   return rows
     .map((r) =>
       r
-        .map((c, i) => (i === r.length - 1 ? c : c + ' '.repeat((widths[i] ?? 0) - [...c].length)))
+        .map((c, i) => (i === r.length - 1 ? c : c + ' '.repeat((widths[i] ?? 0) - displayWidth(c))))
         .join('  ')
         .trimEnd(),
     )
@@ -526,14 +651,14 @@ function describeInstance(engine: Engine, inst: Instance, dbFlag: string): strin
   for (const n of waiting) {
     const prompt = (n.wait as { prompt?: string }).prompt;
     lines.push(`waiting for a person at "${n.id}"${prompt ? `: ${prompt}` : ''}`);
-    lines.push(`  decide with: runnel approve ${inst.id} ${shellQuote(n.id)} --approve|--reject --db ${db}`);
+    lines.push(`  decide with: npx runnel approve ${inst.id} ${shellQuote(n.id)} --approve|--reject --db ${db}`);
   }
   if (inst.status === 'SUSPENDED' && inst.suspension) {
     const s = inst.suspension;
     lines.push(
       `suspended at "${s.nodeId}" (${s.kind === 'incident' ? 'its retries ran out' : 'its compensation failed'} after ${s.attempts} attempt${s.attempts === 1 ? '' : 's'}): ${errorText(s.error)}`,
     );
-    lines.push(`  resume with: runnel resume ${inst.id} --action retry|skip|fail --db ${db}`);
+    lines.push(`  resume with: npx runnel resume ${inst.id} --action retry|skip|fail --db ${db}`);
   }
   return `${lines.join('\n')}\n`;
 }
@@ -552,7 +677,11 @@ function common(cmd: Command): Command {
         .choices(['full', 'normal'])
         .default('full'),
     )
-    .option('--plugin <module>', 'a module that registers custom node types (repeatable)', collect, []);
+    .option('--plugin <module>', 'a module that registers custom node types (repeatable)', collect, [])
+    .option(
+      '--read-only',
+      'open the database read-only: list, show and export work, changes are refused (automatic when the file or its directory is not writable)',
+    );
 }
 
 /**
@@ -573,7 +702,10 @@ export function buildProgram(run: CliRun): Command {
     async (o: CommonOptions) => {
       probeDatabase(o.db, false);
       const existed = fs.existsSync(path.resolve(o.db));
-      const db = openDatabase(o.db, { synchronous: o.sync === 'normal' ? 'NORMAL' : 'FULL' });
+      const db = openDatabase(o.db, {
+        synchronous: o.sync === 'normal' ? 'NORMAL' : 'FULL',
+        ...(o.readOnly ? { readonly: true } : {}),
+      });
       const file = db.file;
       db.close();
       if (o.json) json(io, { file, schemaVersion: SCHEMA_VERSION, created: !existed });
@@ -629,7 +761,7 @@ export function buildProgram(run: CliRun): Command {
   ).action(async (file: string, o: CommonOptions) => {
     const registry = await loadRegistry(o.plugin);
     const { raw } = await readWorkflowFile(file, registry);
-    const engine = await openEngine(o, false, {}, registry);
+    const engine = await openEngine(o, 'create', {}, registry);
     try {
       const r = await engine.deploy(raw);
       if (o.json) json(io, r);
@@ -637,7 +769,9 @@ export function buildProgram(run: CliRun): Command {
         io.stdout(
           r.created
             ? `deployed ${r.name} v${r.version}\n`
-            : `${r.name} v${r.version} is unchanged (no new version)\n`,
+            : r.uiUpdated
+              ? `${r.name} v${r.version}: definition unchanged (no new version); its designer positions (ui) were updated\n`
+              : `${r.name} v${r.version} is unchanged (no new version)\n`,
         );
     } finally {
       await engine.close();
@@ -668,7 +802,7 @@ export function buildProgram(run: CliRun): Command {
       },
     ) => {
       const variables = parseVariables(o);
-      const engine = await openEngine(o, true);
+      const engine = await openEngine(o, 'write');
       try {
         const id = await engine.start(name, {
           version: o.version,
@@ -711,10 +845,12 @@ export function buildProgram(run: CliRun): Command {
     ) => {
       const variables = parseVariables(o);
       const registry = await loadRegistry(o.plugin);
-      const { raw } = await readWorkflowFile(file, registry);
+      const { raw, workflow } = await readWorkflowFile(file, registry);
+      // Refused variables must not leave a database or a deployed workflow behind.
+      checkVariables(workflow, variables ?? {});
       const engine = await openEngine(
         o,
-        false,
+        'create',
         o.concurrency === undefined ? {} : { concurrency: o.concurrency },
         registry,
       );
@@ -731,6 +867,7 @@ export function buildProgram(run: CliRun): Command {
             `run: ${dep.created ? 'deployed' : 'using'} ${dep.name} v${dep.version}; started instance ${id}\n`,
           );
         run.exitCode = await waitAndReport(engine, id, o, run);
+        if (!o.json) io.stderr(`details: npx runnel show ${id} --history --db ${shellQuote(o.db)}\n`);
       } finally {
         await engine.close();
       }
@@ -744,7 +881,7 @@ export function buildProgram(run: CliRun): Command {
       .option('--concurrency <n>', 'handlers running at once', positiveInt('--concurrency'), 32)
       .option('--until-idle', 'stop when no step is ready, retrying or on a timer (approvals do not count)'),
   ).action(async (o: CommonOptions & { concurrency: number; untilIdle?: boolean }) => {
-    const engine = await openEngine(o, true, { concurrency: o.concurrency });
+    const engine = await openEngine(o, 'write', { concurrency: o.concurrency });
     const progress = new Progress(io, !o.json);
     const finished: Record<string, number> = {};
     let transitions = 0;
@@ -804,7 +941,7 @@ export function buildProgram(run: CliRun): Command {
           flag: '--status',
         });
       if (o.limit > 1000) throw usage(`--limit must be at most 1000 (got ${o.limit})`, { flag: '--limit' });
-      const engine = await openEngine(o, true);
+      const engine = await openEngine(o, 'read');
       try {
         const rows = engine.listInstances({
           status,
@@ -844,7 +981,7 @@ export function buildProgram(run: CliRun): Command {
       .description('show an instance: status, nodes, variables, and what it waits for')
       .option('--history', 'also print its history, oldest first'),
   ).action(async (id: number, o: CommonOptions & { history?: boolean }) => {
-    const engine = await openEngine(o, true);
+    const engine = await openEngine(o, 'read');
     try {
       const inst = engine.getInstance(id);
       const history = o.history ? engine.history(id) : undefined;
@@ -906,7 +1043,7 @@ export function buildProgram(run: CliRun): Command {
       const result = o.result === undefined ? undefined : parseJsonFlag('--result', o.result);
       if (result !== undefined && o.action !== 'skip')
         throw usage('--result is only for --action skip', { flag: '--result' });
-      const engine = await openEngine(o, true);
+      const engine = await openEngine(o, 'write');
       try {
         const inst = engine.getInstance(id);
         await engine.resume(id, {
@@ -921,7 +1058,7 @@ export function buildProgram(run: CliRun): Command {
           if (o.json) json(io, after);
           else
             io.stdout(
-              `instance ${id}: ${o.action} recorded; now ${after.status}${after.status === 'RUNNING' || after.status === 'COMPENSATING' ? ' (a worker carries it on: runnel worker, or pass --wait)' : ''}\n`,
+              `instance ${id}: ${o.action} recorded; now ${after.status}${after.status === 'RUNNING' || after.status === 'COMPENSATING' ? ' (a worker carries it on: npx runnel worker, or pass --wait)' : ''}\n`,
             );
           return;
         }
@@ -959,7 +1096,7 @@ export function buildProgram(run: CliRun): Command {
     ) => {
       if (Boolean(o.approve) === Boolean(o.reject)) throw usage('give exactly one of --approve or --reject');
       const data = o.data === undefined ? undefined : parseJsonFlag('--data', o.data);
-      const engine = await openEngine(o, true);
+      const engine = await openEngine(o, 'write');
       try {
         await engine.approve(id, node, {
           approved: o.approve === true,
@@ -972,7 +1109,7 @@ export function buildProgram(run: CliRun): Command {
           if (o.json) json(io, after);
           else
             io.stdout(
-              `instance ${id}: "${node}" ${o.approve ? 'approved' : 'rejected'}; now ${after.status} (a worker carries it on: runnel worker, or pass --wait)\n`,
+              `instance ${id}: "${node}" ${o.approve ? 'approved' : 'rejected'}; now ${after.status} (a worker carries it on: npx runnel worker, or pass --wait)\n`,
             );
           return;
         }
@@ -992,7 +1129,7 @@ export function buildProgram(run: CliRun): Command {
       .option('--actor <name>', 'who cancels (recorded in history)', defaultActor())
       .option('--wait', 'with --compensate: work the compensations until the instance ends'),
   ).action(async (id: number, o: CommonOptions & { compensate?: boolean; actor: string; wait?: boolean }) => {
-    const engine = await openEngine(o, true);
+    const engine = await openEngine(o, 'write');
     try {
       await engine.cancel(id, { compensate: o.compensate === true, actor: o.actor });
       if (o.wait) {
@@ -1003,7 +1140,7 @@ export function buildProgram(run: CliRun): Command {
       if (o.json) json(io, after);
       else
         io.stdout(
-          `instance ${id}: ${after.status}${after.status === 'COMPENSATING' ? ' (compensations run when a worker runs: runnel worker, or pass --wait)' : ''}\n`,
+          `instance ${id}: ${after.status}${after.status === 'COMPENSATING' ? ' (compensations run when a worker runs: npx runnel worker, or pass --wait)' : ''}\n`,
         );
     } finally {
       await engine.close();
@@ -1018,12 +1155,17 @@ export function buildProgram(run: CliRun): Command {
       .option('--version <n>', 'workflow version (default: the latest)', positiveInt('--version'))
       .option('-o, --output <file>', 'write to this file instead of stdout'),
   ).action(async (name: string, o: CommonOptions & { version?: number; output?: string }) => {
-    const engine = await openEngine(o, true);
+    if (o.output !== undefined) checkOutputFile(o.output);
+    const engine = await openEngine(o, 'read');
     try {
       const wf = engine.getWorkflow(name, o.version);
       const text = `${JSON.stringify(engine.exportWorkflow(name, wf.version), null, 2)}\n`;
       if (o.output === undefined) return io.stdout(text);
-      await fs.promises.writeFile(o.output, text);
+      try {
+        await fs.promises.writeFile(o.output, text);
+      } catch (err) {
+        throw outputFileError(o.output, err);
+      }
       if (o.json) json(io, { name, version: wf.version, file: path.resolve(o.output) });
       else io.stdout(`exported ${name} v${wf.version} to ${o.output}\n`);
     } finally {
@@ -1062,7 +1204,7 @@ export function buildProgram(run: CliRun): Command {
       .option('--port <n>', 'TCP port on 127.0.0.1 (0 picks a free one)', portNumber, 0)
       .option('--open', 'open the app in the system browser'),
   ).action(async (o: CommonOptions & { port: number; open?: boolean }) => {
-    const engine = await openEngine(o, false);
+    const engine = await openEngine(o, 'create');
     let server: Awaited<ReturnType<ServeModule['startServer']>>;
     try {
       const { startServer } = (await import(SERVER_MODULE)) as ServeModule;
@@ -1115,7 +1257,7 @@ async function waitAndReport(engine: Engine, id: number, o: CommonOptions, run: 
   else run.io.stdout(describeInstance(engine, inst, o.db));
   if (!settled) {
     run.io.stderr(
-      `interrupted: instance ${id} is ${inst.status}; a worker carries it on (runnel worker --db ${o.db})\n`,
+      `interrupted: instance ${id} is ${inst.status}; a worker carries it on (npx runnel worker --db ${shellQuote(o.db)})\n`,
     );
     return ExitCode.INTERRUPTED;
   }
@@ -1130,6 +1272,11 @@ async function waitAndReport(engine: Engine, id: number, o: CommonOptions, run: 
 export async function main(argv: readonly string[], io: CliIo = processIo): Promise<number> {
   const controller = new AbortController();
   const run: CliRun = { io, exitCode: ExitCode.OK, signal: controller.signal };
+  // Console output (the worker's own warnings) goes to these streams too.
+  if (io === processIo) {
+    guardStream(process.stdout);
+    guardStream(process.stderr);
+  }
   const onSignal = () => {
     if (controller.signal.aborted) process.exit(ExitCode.INTERRUPTED);
     io.stderr('\nstopping… (again to quit at once)\n');

@@ -21,6 +21,8 @@ export const ErrorCodes = {
   DATABASE_CORRUPT: 'DATABASE_CORRUPT',
   DATABASE_BUSY: 'DATABASE_BUSY',
   DATABASE_NEWER: 'DATABASE_NEWER',
+  /** The database is open read-only (the file or its directory is not writable) and a change was asked for. */
+  DATABASE_READONLY: 'DATABASE_READONLY',
   TIMEOUT: 'TIMEOUT',
   CANCELLED: 'CANCELLED',
   RESULT_TOO_LARGE: 'RESULT_TOO_LARGE',
@@ -56,6 +58,7 @@ const USER_CODES: ReadonlySet<string> = new Set([
   'CONFLICT',
   'INVALID_STATE',
   'DATABASE_NEWER',
+  'DATABASE_READONLY',
 ]);
 
 function defaultKind(code: ErrorCode): ErrorKind {

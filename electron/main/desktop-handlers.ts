@@ -1,5 +1,5 @@
 /**
- * Handlers of the desktop-only channels (`file:openWorkflow`, `file:saveWorkflow`, `app:info`)
+ * Handlers of the desktop-only channels (`file:openWorkflow`, `file:saveWorkflow`, `app:info`, `app:notify`)
  * over injected dialogs and file access, and their dispatcher (parse first, errors as data).
  *
  * No `electron` import: `main.ts` passes `dialog.showOpenDialog` and friends bound to the window;
@@ -27,6 +27,8 @@ export interface DesktopDeps {
   version: string;
   /** `process.platform`. */
   platform: string;
+  /** Shows an OS notification; resolves true when it was clicked. Absent: notifications are off. */
+  notify?(notification: { title: string; body: string }): Promise<boolean>;
 }
 
 /** The workflow file filters of both dialogs. */
@@ -66,6 +68,7 @@ export function createDesktopHandlers(deps: DesktopDeps): DesktopHandlers {
       return { canceled: false as const, path: file };
     },
     'app:info': () => Promise.resolve({ dbPath: deps.dbPath(), version: deps.version, platform: deps.platform }),
+    'app:notify': async (input) => ({ clicked: deps.notify ? await deps.notify(input) : false }),
   };
 }
 

@@ -13,7 +13,7 @@ import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { app, BrowserWindow, dialog } from 'electron';
+import { app, BrowserWindow, dialog, Notification } from 'electron';
 import { electronNativeBinding } from '../native-binding';
 import { createDesktopHandlers } from './desktop-handlers';
 import { EngineHost } from './engine-host';
@@ -123,6 +123,28 @@ async function ready(): Promise<void> {
       dbPath: () => host?.dbPath ?? '',
       version: app.getVersion(),
       platform: process.platform,
+      notify: ({ title, body }) =>
+        new Promise<boolean>((resolve) => {
+          if (!Notification.isSupported()) return resolve(false);
+          const notification = new Notification({ title, body });
+          let settled = false;
+          const settle = (clicked: boolean): void => {
+            if (settled) return;
+            settled = true;
+            clearTimeout(timer);
+            resolve(clicked);
+          };
+          const timer = setTimeout(() => settle(false), 60_000);
+          notification.on('click', () => {
+            if (mainWindow) {
+              if (mainWindow.isMinimized()) mainWindow.restore();
+              mainWindow.focus();
+            }
+            settle(true);
+          });
+          notification.on('close', () => settle(false));
+          notification.show();
+        }),
     }),
   });
   installMenu(

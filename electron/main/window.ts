@@ -5,7 +5,7 @@
  * this module only wires it into Electron.
  */
 import fs from 'node:fs/promises';
-import { app, BrowserWindow, protocol, session, shell, type WebContents } from 'electron';
+import { app, BrowserWindow, dialog, protocol, session, shell, type WebContents } from 'electron';
 import { appResponseHeaders, resolveAppAsset } from './app-protocol';
 import { APP_ENTRY_URL, APP_SCHEME, isPermissionGranted, navigationDecision, secureWebPreferences } from './security';
 
@@ -83,6 +83,20 @@ export function createMainWindow(options: MainWindowOptions): BrowserWindow {
     webPreferences: secureWebPreferences(options.preloadPath, options.devTools),
   });
   window.once('ready-to-show', () => window.show());
+  // The Designer refuses to unload while its drawing has unsaved changes (`beforeunload`);
+  // Electron then shows nothing and keeps the window, so ask here: Leave drops the changes.
+  window.webContents.on('will-prevent-unload', (event) => {
+    const choice = dialog.showMessageBoxSync(window, {
+      type: 'question',
+      buttons: ['Leave', 'Stay'],
+      defaultId: 1,
+      cancelId: 1,
+      title: 'Unsaved changes',
+      message: 'The workflow in the Designer has unsaved changes.',
+      detail: 'They are lost if you leave.',
+    });
+    if (choice === 0) event.preventDefault();
+  });
   void window.loadURL(options.devServerUrl ?? APP_ENTRY_URL);
   return window;
 }

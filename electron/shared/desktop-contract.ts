@@ -41,6 +41,15 @@ export const desktopContract = {
     input: z.strictObject({}).default({}),
     output: z.object({ dbPath: z.string(), version: z.string(), platform: z.string() }),
   },
+  /**
+   * Shows an OS notification (the monitor's "an instance needs a person"). Answers when the person
+   * clicks it (`clicked: true`, the window comes to the front), closes it, or after a minute
+   * (`clicked: false`); `clicked: false` at once where the OS has no notifications.
+   */
+  'app:notify': {
+    input: z.strictObject({ title: z.string().min(1).max(LIMITS.id), body: z.string().max(1000) }),
+    output: z.object({ clicked: z.boolean() }),
+  },
 } as const;
 
 /** An Electron-only channel. */

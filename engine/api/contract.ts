@@ -23,6 +23,9 @@
  *   `InstanceSummarySchema`/`InstanceSummary`, `InstanceDetailSchema`/`InstanceDetail`,
  *   `NodeStateSchema`/`NodeState`, `HistoryEventSchema`/`HistoryEvent`, `NodeTypeSchema`/`NodeTypeInfo`,
  *   `MetricsSchema`/`Metrics`, `InstanceStateSchema`/`InstanceState`,
+ *   `InstanceListItemSchema`/`InstanceListItem`, `ApprovalItemSchema`/`ApprovalItem`,
+ *   `SeriesPointSchema`/`SeriesPoint`, `InstanceFilterSchema`/`InstanceFilterInput`, `BulkResultSchema`/`BulkResult`,
+ *   `WAITING_FOR_VALUES`/`WaitingForValue`,
  *   `INSTANCE_STATUS_VALUES`/`InstanceStatusValue`, `NODE_STATUS_VALUES`/`NodeStatusValue`
  *
  * Hosts: engine/api/handlers.ts (`createHandlers`, `dispatch`), engine/api/event-batcher.ts,
@@ -54,6 +57,10 @@ export const LIMITS = {
   statuses: 20,
   /** Largest list page. */
   pageSize: 1000,
+  /** Most instances one bulk action touches (a larger set is refused: narrow the filter). */
+  bulk: 10_000,
+  /** Most time buckets one metrics series holds. */
+  seriesBuckets: 1440,
 } as const;
 
 // ---------------------------------------------------------------- statuses and errors
@@ -90,6 +97,14 @@ export const NODE_STATUS_VALUES = [
 export type NodeStatusValue = (typeof NODE_STATUS_VALUES)[number];
 
 /**
+ * What an instance waits for, in lists and filters: `timer` (a delay), `approval` (a person's
+ * decision), `retry` (a failed attempt's backoff), `person` (SUSPENDED: a person must resume it).
+ */
+export const WAITING_FOR_VALUES = ['timer', 'approval', 'retry', 'person'] as const;
+/** One of {@link WAITING_FOR_VALUES}. */
+export type WaitingForValue = (typeof WAITING_FOR_VALUES)[number];
+
+/**
  * Stable error codes of API results. UIs and tests match on these, never on messages.
  *
  * The engine's ErrorCodes (same names, as strings: handlers.ts checks every engine code is here)
@@ -111,6 +126,7 @@ export const ApiErrorCodes = {
   DATABASE_CORRUPT: 'DATABASE_CORRUPT',
   DATABASE_BUSY: 'DATABASE_BUSY',
   DATABASE_NEWER: 'DATABASE_NEWER',
+  DATABASE_READONLY: 'DATABASE_READONLY',
   TIMEOUT: 'TIMEOUT',
   CANCELLED: 'CANCELLED',
   RESULT_TOO_LARGE: 'RESULT_TOO_LARGE',
@@ -251,6 +267,11 @@ export const NodeTypeSchema = z.object({
   /** JSON Schema (draft 2020-12, input mode) of the node's `config`. */
   configJsonSchema: z.record(z.string(), z.unknown()),
   hasCompensate: z.boolean(),
+  /**
+   * Whether `{{ … }}` in the type's string config values are templates (false for `script`), so a
+   * designer validating with the engine's validator checks them the same way. Absent: true.
+   */
+  templates: z.boolean().optional(),
 });
 /** See {@link NodeTypeSchema}. */
 export type NodeTypeInfo = z.output<typeof NodeTypeSchema>;
@@ -272,6 +293,68 @@ export const InstanceSummarySchema = z.object({
 });
 /** See {@link InstanceSummarySchema}. */
 export type InstanceSummary = z.output<typeof InstanceSummarySchema>;
+
+/**
+ * An instance in the monitor's list: the summary plus "why is it stuck", computed in SQL per row.
+ * Times are epoch ms.
+ */
+export const InstanceListItemSchema = InstanceSummarySchema.extend({
+  /** Nodes running, ready, waiting, retrying or compensating; the failed ones of a FAILED or SUSPENDED instance. */
+  currentNodes: z.array(z.string()),
+  /** Attempt n of m of the most telling current node (retrying, then failed, running, waiting). */
+  attempt: z.number().nullable(),
+  maxAttempts: z.number().nullable(),
+  /** When a retrying node's next attempt is due. */
+  nextRetryAt: z.number().nullable(),
+  waitingFor: z.enum(WAITING_FOR_VALUES).nullable(),
+  /** Since when it waits (the waiting node's start, or when it was suspended). */
+  waitingSince: z.number().nullable(),
+  /** When the wait ends by itself: a timer's due time, an approval's timeout, the next retry. */
+  waitingUntil: z.number().nullable(),
+  /** Why it is SUSPENDED (the failed step, its attempts and error) or FAILED (the error), one line. */
+  reason: z.string().nullable(),
+});
+/** See {@link InstanceListItemSchema}. */
+export type InstanceListItem = z.output<typeof InstanceListItemSchema>;
+
+/** One approval waiting for a person (the Approvals inbox). Times are epoch ms. */
+export const ApprovalItemSchema = z.object({
+  instanceId: z.number(),
+  workflow: z.string(),
+  workflowVersion: z.number(),
+  businessKey: z.string().nullable(),
+  /** The instance's optimistic-lock version when read. */
+  instanceVersion: z.number(),
+  nodeId: z.string(),
+  nodeName: z.string().nullable(),
+  /** The approval's prompt, its expressions filled in. */
+  prompt: z.string().nullable(),
+  /** Who should decide (the node's `config.assignee`), if named. */
+  assignee: z.string().nullable(),
+  /** JSON Schema of the data a decision may carry (the node's `config.form`), if any. */
+  form: z.record(z.string(), z.unknown()).nullable(),
+  /** When the approval was requested. */
+  since: z.number().nullable(),
+  /** When it times out, if it does. */
+  timeoutAt: z.number().nullable(),
+  attempt: z.number(),
+});
+/** See {@link ApprovalItemSchema}. */
+export type ApprovalItem = z.output<typeof ApprovalItemSchema>;
+
+/** One time bucket of `metrics:series`: counts, and duration percentiles (ms) of the completed. */
+export const SeriesPointSchema = z.object({
+  /** The bucket's start, epoch ms. */
+  t: z.number(),
+  started: z.number(),
+  completed: z.number(),
+  failed: z.number(),
+  cancelled: z.number(),
+  p50Ms: z.number().nullable(),
+  p99Ms: z.number().nullable(),
+});
+/** See {@link SeriesPointSchema}. */
+export type SeriesPoint = z.output<typeof SeriesPointSchema>;
 
 /** One node's state within an instance. Times are epoch ms. */
 export const NodeStateSchema = z.object({
@@ -331,11 +414,56 @@ export const MetricsSchema = z.object({
   durations: z.array(z.record(z.string(), z.unknown())),
   /** Per workflow: `{ workflow, total, failed, suspended, cancelled, failure_rate }`. */
   failures: z.array(z.record(z.string(), z.unknown())),
-  /** The latest dead letters, newest first. */
+  /**
+   * The latest dead letters, newest first: `{ id, instance_id, workflow, node_id, kind, attempts,
+   * error_json, created_at }`.
+   */
   deadLetters: z.array(z.record(z.string(), z.unknown())),
+  /** The live instance that has waited longest (WAITING or SUSPENDED, started first), or null. */
+  oldestWaiting: InstanceListItemSchema.nullable().optional(),
 });
 /** See {@link MetricsSchema}. */
 export type Metrics = z.output<typeof MetricsSchema>;
+
+/**
+ * The instance filter of the monitor: what `instance:list` takes (besides paging) and what
+ * `instance:bulk` acts on. Times are epoch ms, inclusive.
+ */
+export const InstanceFilterSchema = z.strictObject({
+  status: z.array(z.enum(INSTANCE_STATUS_VALUES)).max(LIMITS.statuses).optional(),
+  workflow: name.optional(),
+  version: version.optional(),
+  createdFrom: epochMs.optional(),
+  createdTo: epochMs.optional(),
+  /** Matches the id, the business key, the error or the suspension text. */
+  text: z.string().max(LIMITS.text).optional(),
+  /** Only instances waiting for this. */
+  waitingFor: z.enum(WAITING_FOR_VALUES).optional(),
+  /** Only instances whose current nodes include this node id. */
+  node: nodeId.optional(),
+});
+/** An instance filter as a caller sends it. */
+export type InstanceFilterInput = z.input<typeof InstanceFilterSchema>;
+
+/** What `instance:bulk` did (or, with `dryRun`, would do). */
+export const BulkResultSchema = z.object({
+  action: z.enum(['cancel', 'retry']),
+  dryRun: z.boolean(),
+  /** Instances matching the filter that the action applies to (live ones for cancel, FAILED for retry). */
+  matched: z.number(),
+  /** The highest instance id counted: pass it back with the real run to touch this set only. */
+  upToId: z.number(),
+  /** The first (at most 100) matching ids, oldest first. */
+  sample: z.array(z.number()),
+  /** Instances changed (0 in a dry run). */
+  affected: z.number(),
+  /** Instances that had changed meanwhile and were left alone. */
+  skipped: z.number(),
+  /** Why each skipped instance was left alone (at most 100 listed). */
+  errors: z.array(z.object({ id: z.number(), code: z.string(), message: z.string() })),
+});
+/** See {@link BulkResultSchema}. */
+export type BulkResult = z.output<typeof BulkResultSchema>;
 
 // ---------------------------------------------------------------- the contract
 
@@ -366,12 +494,18 @@ export const contract = {
   },
   /**
    * Validates and saves a definition; a new version only when it changed (`created` false
-   * otherwise; designer positions alone are no change). INVALID_WORKFLOW with every problem in
-   * `details` when invalid.
+   * otherwise; designer positions alone are no change, but they replace the latest version's,
+   * with `uiUpdated: true`). INVALID_WORKFLOW with every problem in `details` when invalid.
    */
   'workflow:save': {
     input: z.strictObject({ definition: definitionIn }),
-    output: z.object({ workflowId: z.number(), name: z.string(), version: z.number(), created: z.boolean() }),
+    output: z.object({
+      workflowId: z.number(),
+      name: z.string(),
+      version: z.number(),
+      created: z.boolean(),
+      uiUpdated: z.literal(true).optional(),
+    }),
   },
   /** Validates a definition without saving it: every problem, each naming its node or edge. */
   'workflow:validate': {
@@ -406,6 +540,24 @@ export const contract = {
     }),
     output: z.object({ definition: z.unknown(), ok: z.boolean(), problems: z.array(ProblemSchema) }),
   },
+  /**
+   * Renames a workflow: every version moves to `newName` (its instances follow, by version id).
+   * NOT_FOUND; CONFLICT when `newName` is taken (by a workflow, or by a deleted one whose finished
+   * instances still name it).
+   */
+  'workflow:rename': {
+    input: z.strictObject({ name, newName: name }),
+    output: z.object({ name: z.string(), versions: z.number() }),
+  },
+  /**
+   * Deletes a workflow: it leaves the list and can no longer be started or read by name. Refused
+   * (INVALID_STATE, naming the count) while any of its instances is live. Versions that finished
+   * instances ran stay in the file, hidden, so their history still reads. NOT_FOUND otherwise.
+   */
+  'workflow:delete': {
+    input: z.strictObject({ name }),
+    output: z.object({ name: z.string(), versions: z.number() }),
+  },
   /** The palette: every node type with its config JSON Schema, in registration order. */
   'node:types': { input: nothing, output: z.array(NodeTypeSchema) },
   /**
@@ -435,15 +587,23 @@ export const contract = {
         version: version.optional(),
         createdFrom: epochMs.optional(),
         createdTo: epochMs.optional(),
-        /** Matches the id, the business key or the error text. */
+        /** Matches the id, the business key, the error or the suspension text. */
         text: z.string().max(LIMITS.text).optional(),
+        /** Only instances waiting for this (timer, approval, retry, person). */
+        waitingFor: z.enum(WAITING_FOR_VALUES).optional(),
+        /** Only instances whose current nodes include this node id. */
+        node: nodeId.optional(),
+        /** Only these instances (a live view refreshing its rows); at most one page. */
+        ids: z.array(rowId).max(LIMITS.pageSize).optional(),
         beforeId: rowId.optional(),
+        /** Rows newer than this id, oldest first (what arrived since a page was loaded). */
+        afterId: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
         limit: z.number().int().min(1).max(LIMITS.pageSize).default(50),
         withCounts: z.boolean().default(true),
       })
       .default({ limit: 50, withCounts: true }),
     output: z.object({
-      items: z.array(InstanceSummarySchema),
+      items: z.array(InstanceListItemSchema),
       nextBeforeId: z.number().nullable(),
       counts: z.record(z.string(), z.number()).optional(),
     }),
@@ -503,6 +663,60 @@ export const contract = {
   },
   /** Dashboard numbers. */
   'metrics:get': { input: nothing, output: MetricsSchema },
+  /**
+   * The Approvals inbox: approval nodes WAITING for a person, the longest-waiting first, with
+   * their prompt, assignee, form and since when; `total` counts them all.
+   */
+  'instance:approvals': {
+    input: z
+      .strictObject({
+        workflow: name.optional(),
+        limit: z.number().int().min(1).max(LIMITS.pageSize).default(100),
+      })
+      .default({ limit: 100 }),
+    output: z.object({ items: z.array(ApprovalItemSchema), total: z.number() }),
+  },
+  /**
+   * Cancels (with or without compensation) or retries every instance matching `filter` that the
+   * action applies to (live instances for cancel, FAILED ones for retry). `dryRun` (the default)
+   * only counts them: show the count, then send the same call with `dryRun: false` and the
+   * preview's `upToId`, so instances started since are not touched. Each action is recorded in
+   * the instance's history with `actor`, as a single action would be. More than `LIMITS.bulk`
+   * matches are refused (INVALID_INPUT): narrow the filter.
+   */
+  'instance:bulk': {
+    input: z.strictObject({
+      action: z.enum(['cancel', 'retry']),
+      filter: InstanceFilterSchema.default({}),
+      dryRun: z.boolean().default(true),
+      upToId: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+      compensate: z.boolean().default(false),
+      actor,
+    }),
+    output: BulkResultSchema,
+  },
+  /**
+   * Throughput and latency over time for the dashboard's charts: per bucket (default one minute)
+   * of [from, to) (default the last hour), instances started, completed, failed and cancelled, and
+   * the P50/P99 duration of those completed, from the instances' timestamps. At most
+   * `LIMITS.seriesBuckets` buckets (INVALID_INPUT otherwise).
+   */
+  'metrics:series': {
+    input: z
+      .strictObject({
+        from: epochMs.optional(),
+        to: epochMs.optional(),
+        bucketMs: z.number().int().min(1000).max(86_400_000).default(60_000),
+        workflow: name.optional(),
+      })
+      .default({ bucketMs: 60_000 }),
+    output: z.object({
+      from: z.number(),
+      to: z.number(),
+      bucketMs: z.number(),
+      points: z.array(SeriesPointSchema),
+    }),
+  },
 } as const;
 
 /** A channel name, `domain:verb`. */

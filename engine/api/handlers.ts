@@ -21,10 +21,12 @@ import {
   contract,
   err,
   INSTANCE_STATUS_VALUES,
+  LIMITS,
   isChannel,
   NODE_STATUS_VALUES,
   ok,
   type ApiErrorCode,
+  type BulkResult,
   type Handlers,
   type InstanceState,
   type InstanceStatusValue,
@@ -90,7 +92,7 @@ export function createHandlers(engine: Engine): Handlers {
 
     'workflow:save': async ({ definition }) => {
       const r = await engine.deploy(definition);
-      return { workflowId: r.workflowId, name: r.name, version: r.version, created: r.created };
+      return { workflowId: r.workflowId, name: r.name, version: r.version, created: r.created, ...(r.uiUpdated && { uiUpdated: r.uiUpdated }) };
     },
 
     'workflow:validate': async ({ definition }) => {
@@ -118,6 +120,10 @@ export function createHandlers(engine: Engine): Handlers {
       return { definition, ok: r.ok, problems: r.problems };
     },
 
+    'workflow:rename': async ({ name, newName }) => engine.renameWorkflow(name, newName),
+
+    'workflow:delete': async ({ name }) => engine.deleteWorkflow(name),
+
     'node:types': async () => engine.registry.describe(),
 
     'instance:start': async ({ workflow, version, variables, businessKey, actor }) => {
@@ -132,11 +138,15 @@ export function createHandlers(engine: Engine): Handlers {
         createdFrom: input.createdFrom,
         createdTo: input.createdTo,
         text: input.text,
+        waitingFor: input.waitingFor,
+        node: input.node,
       };
       const items = engine.listInstances({
         ...filter,
         status: input.status,
+        ids: input.ids,
         beforeId: input.beforeId,
+        afterId: input.afterId,
         limit: input.limit,
       });
       const last = items[items.length - 1];
@@ -176,7 +186,74 @@ export function createHandlers(engine: Engine): Handlers {
       return stateOf(id);
     },
 
-    'metrics:get': async () => engine.metrics(),
+    'metrics:get': async () => ({ ...engine.metrics(), oldestWaiting: engine.oldestWaiting() }),
+
+    'instance:approvals': async ({ workflow, limit }) => engine.listApprovals({ workflow, limit }),
+
+    'instance:bulk': async ({ action, filter, dryRun, upToId, compensate, actor }) => {
+      // Cancel applies to live instances (not one already COMPENSATING: its chain must finish);
+      // retry to FAILED ones. The filter's own statuses narrow that further.
+      const eligible = action === 'cancel' ? ['PENDING', 'RUNNING', 'WAITING', 'SUSPENDED'] : ['FAILED'];
+      const match = engine.matchInstances(
+        {
+          status: filter.status,
+          workflow: filter.workflow,
+          workflowVersion: filter.version,
+          createdFrom: filter.createdFrom,
+          createdTo: filter.createdTo,
+          text: filter.text,
+          waitingFor: filter.waitingFor,
+          node: filter.node,
+          upToId,
+        },
+        eligible,
+        LIMITS.bulk,
+      );
+      const result: BulkResult = {
+        action,
+        dryRun,
+        matched: match.total,
+        upToId: match.upToId,
+        sample: match.ids.slice(0, 100),
+        affected: 0,
+        skipped: 0,
+        errors: [],
+      };
+      if (dryRun) return result;
+      if (match.total > LIMITS.bulk) {
+        throw new EngineError('INVALID_INPUT', `${match.total} instances match; a bulk ${action} touches at most ${LIMITS.bulk}: narrow the filter`, {
+          details: { matched: match.total, limit: LIMITS.bulk },
+        });
+      }
+      // One action per instance, each its own transaction with the same checks (and history
+      // record) as a single action; an instance that changed since it was matched is skipped.
+      for (const id of match.ids) {
+        try {
+          if (action === 'cancel') await engine.cancel(id, { compensate, actor });
+          else await engine.retry(id, { actor });
+          result.affected++;
+        } catch (e) {
+          if (!(e instanceof EngineError)) throw e;
+          result.skipped++;
+          if (result.errors.length < 100) result.errors.push({ id, code: e.code, message: e.message });
+        }
+      }
+      return result;
+    },
+
+    'metrics:series': async ({ from, to, bucketMs, workflow }) => {
+      const end = to ?? engine.clock.now();
+      // Buckets are aligned to bucketMs, so a chart polled every few seconds keeps its buckets.
+      const alignedEnd = Math.ceil((end + 1) / bucketMs) * bucketMs;
+      const start = from ?? alignedEnd - 60 * bucketMs;
+      if (start >= alignedEnd) throw new EngineError('INVALID_INPUT', `metrics:series: from (${start}) must be before to (${end})`);
+      const buckets = Math.ceil((alignedEnd - start) / bucketMs);
+      if (buckets > LIMITS.seriesBuckets) {
+        throw new EngineError('INVALID_INPUT', `metrics:series: ${buckets} buckets of ${bucketMs} ms, above the limit of ${LIMITS.seriesBuckets}: widen bucketMs or narrow the range`);
+      }
+      const stop = start + buckets * bucketMs;
+      return { from: start, to: stop, bucketMs, points: engine.metricsSeries(start, stop, bucketMs, workflow) };
+    },
   };
 }
 

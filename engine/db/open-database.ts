@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { EngineError } from '../errors';
-import { migrate } from './migrations/index';
+import { migrate, SCHEMA_VERSION } from './migrations/index';
 
 /** SQLite's `synchronous` levels that Runnel supports. */
 export type SyncMode = 'FULL' | 'NORMAL';
@@ -25,8 +25,14 @@ export interface OpenOptions {
   walAutocheckpoint?: number;
   /** Refuse to create a missing file (`runnel show` on a typo'd path). Default false. */
   mustExist?: boolean;
-  /** Run migrations (default true). */
+  /** Run migrations (default true; never in read-only mode). */
   migrate?: boolean;
+  /**
+   * Open read-only: reads work, every write fails with DATABASE_READONLY, and nothing (no
+   * migration, no checkpoint) changes the file. Default: read-only exactly when
+   * {@link databaseAccess} says the file cannot be written.
+   */
+  readonly?: boolean;
   /** Attempts of a write transaction that meets SQLITE_BUSY, default 12. */
   busyRetries?: number;
   /**
@@ -48,6 +54,8 @@ export interface RunnelDb {
   /** The better-sqlite3 handle. Prepare statements once; only call them inside `write` to change data. */
   readonly raw: Database.Database;
   readonly file: string;
+  /** Opened read-only ({@link OpenOptions.readonly}): `write` and `writeSync` throw DATABASE_READONLY. */
+  readonly readonly: boolean;
   /**
    * Runs `fn` in one BEGIN IMMEDIATE transaction (DESIGN.md section 2).
    *
@@ -95,8 +103,60 @@ export const WRITE_LOCK_WAIT_MS = 50;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-function describeOpenError(file: string, err: unknown): EngineError {
+/** Whether `target` may be written by this process (`access(W_OK)`; root may write anything). */
+function canWriteDefault(target: string): boolean {
+  try {
+    fs.accessSync(target, fs.constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether a database file can be opened for writing, or only for reading.
+ *
+ * SQLite writes the file itself and, in WAL mode, its `-wal` and `-shm` files beside it, which
+ * it creates (and on the last close deletes) in the file's directory. So a file is writable when
+ * the file is, and either its directory is or both companions already exist and are writable.
+ * A missing file is `read-write`: creating it is the caller's business (and fails clearly).
+ * `canWrite` is the check of one path (default `access(W_OK)`), replaceable in tests.
+ */
+export function databaseAccess(
+  file: string,
+  canWrite: (target: string) => boolean = canWriteDefault,
+): 'read-write' | 'read-only' {
+  if (file === ':memory:' || !fs.existsSync(file)) return 'read-write';
+  if (!canWrite(file)) return 'read-only';
+  if (canWrite(path.dirname(file))) return 'read-write';
+  const companions = [`${file}-wal`, `${file}-shm`];
+  return companions.every((c) => fs.existsSync(c) && canWrite(c)) ? 'read-write' : 'read-only';
+}
+
+/** The error of a write asked of a read-only database. */
+function readonlyError(file: string, cause?: unknown): EngineError {
+  return new EngineError(
+    'DATABASE_READONLY',
+    `database ${file} is read-only (the file or its directory is not writable); this needs to change it. Reading still works.`,
+    { cause, retryable: false },
+  );
+}
+
+function isReadonlyError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_READONLY');
+}
+
+function describeOpenError(file: string, err: unknown, readonly = false): EngineError {
   const code = (err as { code?: string }).code ?? '';
+  if (code === 'SQLITE_READONLY_DIRECTORY' || code === 'SQLITE_READONLY_CANTINIT' || (readonly && code.startsWith('SQLITE_CANTOPEN'))) {
+    // A WAL database is read through its -shm index, which SQLite must create beside the file.
+    return new EngineError(
+      'DATABASE_READONLY',
+      `cannot read ${file}: it is a WAL database, and SQLite needs to create ${path.basename(file)}-shm beside it, but ${path.dirname(file)} is not writable. Make the directory writable, or copy the file to a writable place.`,
+      { cause: err, retryable: false },
+    );
+  }
   if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') {
     return new EngineError('DATABASE_CORRUPT', `${file} is not a Runnel database (SQLite says: ${(err as Error).message})`, {
       cause: err,
@@ -109,36 +169,76 @@ function describeOpenError(file: string, err: unknown): EngineError {
 }
 
 /**
+ * The schema checks of a read-only open, which cannot migrate: the file must already be a
+ * Runnel database of this build's schema version.
+ *
+ * @throws EngineError DATABASE_CORRUPT (no Runnel schema: an empty file, or another
+ *   application's), DATABASE_NEWER, DATABASE_READONLY (an older schema that needs migrating).
+ */
+function checkReadableSchema(raw: Database.Database, file: string): void {
+  const version = raw.pragma('user_version', { simple: true }) as number;
+  if (version === 0) {
+    const empty = fs.existsSync(file) && fs.statSync(file).size === 0;
+    throw new EngineError(
+      'DATABASE_CORRUPT',
+      `${file} is not a Runnel database (${empty ? 'empty file' : 'no Runnel schema'}); opened read-only, nothing was written`,
+      { kind: 'user', retryable: false },
+    );
+  }
+  if (version > SCHEMA_VERSION) migrate(raw); // throws DATABASE_NEWER without writing
+  if (version < SCHEMA_VERSION) {
+    throw new EngineError(
+      'DATABASE_READONLY',
+      `${file} has schema version ${version} and must be migrated to ${SCHEMA_VERSION} before this Runnel can read it, but it is read-only (the file or its directory is not writable)`,
+      { retryable: false },
+    );
+  }
+}
+
+/**
  * Opens (creating if needed) a Runnel database file and brings its schema up to date.
  *
+ * Read-only when {@link OpenOptions.readonly} says so, or (by default) when the file cannot be
+ * written ({@link databaseAccess}): no migration, no journal-mode change, no checkpoint.
+ *
  * @throws EngineError NOT_FOUND when `mustExist` and the file is missing; DATABASE_CORRUPT when the
- * file is not a SQLite database; DATABASE_NEWER when its schema is newer than this build.
+ * file is not a SQLite database; DATABASE_NEWER when its schema is newer than this build;
+ * DATABASE_READONLY when a read-only file cannot be read (a WAL file whose -shm cannot be created)
+ * or needs a migration.
  */
 export function openDatabase(file: string, options: OpenOptions = {}): RunnelDb {
   const resolved = file === ':memory:' ? file : path.resolve(file);
   if (options.mustExist && resolved !== ':memory:' && !fs.existsSync(resolved)) {
-    throw new EngineError('NOT_FOUND', `database file ${resolved} does not exist (run "runnel init" or pass --db)`);
+    throw new EngineError('NOT_FOUND', `database file ${resolved} does not exist (run "npx runnel init" or pass --db)`);
+  }
+  const readonly = resolved !== ':memory:' && (options.readonly ?? databaseAccess(resolved) === 'read-only');
+  if (readonly && !fs.existsSync(resolved)) {
+    throw new EngineError('NOT_FOUND', `database file ${resolved} does not exist (a read-only open cannot create it)`);
   }
   const busyTimeoutMs = Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000));
   let raw: Database.Database;
   try {
-    raw = new Database(resolved, options.nativeBinding === undefined ? {} : { nativeBinding: options.nativeBinding });
+    raw = new Database(resolved, {
+      ...(options.nativeBinding === undefined ? {} : { nativeBinding: options.nativeBinding }),
+      ...(readonly ? { readonly: true, fileMustExist: true } : {}),
+    });
   } catch (err) {
-    throw describeOpenError(resolved, err);
+    throw describeOpenError(resolved, err, readonly);
   }
   try {
     raw.pragma(`busy_timeout = ${busyTimeoutMs}`);
     // Reading the schema first surfaces SQLITE_NOTADB before any write touches the file.
     raw.pragma('schema_version');
-    raw.pragma('journal_mode = WAL');
+    if (!readonly) raw.pragma('journal_mode = WAL');
     raw.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
     raw.pragma('foreign_keys = ON');
     raw.pragma(`wal_autocheckpoint = ${Math.max(0, Math.floor(options.walAutocheckpoint ?? 1000))}`);
     raw.pragma('temp_store = MEMORY');
-    if (options.migrate !== false) migrate(raw);
+    if (readonly) checkReadableSchema(raw, resolved);
+    else if (options.migrate !== false) migrate(raw);
   } catch (err) {
     raw.close();
-    throw describeOpenError(resolved, err);
+    throw describeOpenError(resolved, err, readonly);
   }
   const retries = options.busyRetries ?? 12;
 
@@ -157,12 +257,15 @@ export function openDatabase(file: string, options: OpenOptions = {}): RunnelDb 
   return {
     raw,
     file: resolved,
+    readonly,
     async write<T>(fn: WriteFn<T>): Promise<T> {
+      if (readonly) throw readonlyError(resolved);
       const giveUpAt = Date.now() + retries * busyTimeoutMs;
       for (let n = 0; ; n++) {
         try {
           return runImmediateBriefly(fn);
         } catch (err) {
+          if (isReadonlyError(err)) throw readonlyError(resolved, err);
           if (!isBusyError(err) || raw.inTransaction) throw err;
           if (n + 1 >= retries && Date.now() >= giveUpAt) {
             throw new EngineError('DATABASE_BUSY', `database ${resolved} stayed locked after ${n + 1} attempts`, { cause: err });
@@ -172,10 +275,12 @@ export function openDatabase(file: string, options: OpenOptions = {}): RunnelDb 
       }
     },
     writeSync<T>(fn: WriteFn<T>): T {
+      if (readonly) throw readonlyError(resolved);
       for (let n = 0; ; n++) {
         try {
           return runImmediate(fn);
         } catch (err) {
+          if (isReadonlyError(err)) throw readonlyError(resolved, err);
           if (!isBusyError(err) || raw.inTransaction || n + 1 >= retries) {
             if (isBusyError(err)) {
               throw new EngineError('DATABASE_BUSY', `database ${resolved} stayed locked after ${n + 1} attempts`, { cause: err });
@@ -187,6 +292,8 @@ export function openDatabase(file: string, options: OpenOptions = {}): RunnelDb 
       }
     },
     checkpoint(mode = 'PASSIVE') {
+      // A checkpoint writes the database file: a read-only connection leaves it as it is.
+      if (readonly) return { busy: 0, log: 0, checkpointed: 0 };
       const row = raw.pragma(`wal_checkpoint(${mode})`) as Array<{ busy: number; log: number; checkpointed: number }>;
       return row[0] ?? { busy: 0, log: 0, checkpointed: 0 };
     },

@@ -243,39 +243,85 @@ export function hasTemplate(s: string): boolean {
  * Walks objects and arrays and returns a new structure (the input is never mutated). A string
  * that is exactly one template (nothing around it) takes the expression's value with its type
  * (number, object, …); otherwise each template is stringified into the text (strings as is,
- * objects and arrays as JSON, `undefined` as the empty string).
+ * objects and arrays as JSON, `null` as `null`). Values are not URL-encoded: wrap path and query
+ * parts in `$encodeUrlComponent(…)`.
  *
- * @throws EngineError `EXPRESSION_ERROR` from {@link evaluateExpression}.
+ * A template never renders a missing value silently (a request to `/devices//` or a message
+ * with a hole): it fails when it reads a missing variable (found as {@link evaluateWhen} finds
+ * them) unless it tests presence with `$exists(…)` and still yields a value, and a template inside
+ * text fails when it yields no value.
+ *
+ * @throws EngineError `EXPRESSION_ERROR` (not retryable) naming the template, where it is in the
+ *   value (`config.url`) and the missing variable(s); or from {@link evaluateExpression}.
  */
 export async function renderTemplates(value: unknown, scope: ExpressionScope): Promise<unknown> {
-  if (typeof value === 'string') return renderString(value, scope);
+  return renderAt(value, scope, []);
+}
+
+async function renderAt(value: unknown, scope: ExpressionScope, path: (string | number)[]): Promise<unknown> {
+  if (typeof value === 'string') return renderString(value, scope, path);
   if (Array.isArray(value)) {
     const out: unknown[] = [];
-    for (const item of value) out.push(await renderTemplates(item, scope));
+    for (const [i, item] of value.entries()) out.push(await renderAt(item, scope, [...path, i]));
     return out;
   }
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) out[key] = await renderTemplates(item, scope);
+    for (const [key, item] of Object.entries(value)) out[key] = await renderAt(item, scope, [...path, key]);
     return out;
   }
   return value;
 }
 
-async function renderString(s: string, scope: ExpressionScope): Promise<unknown> {
+/** `config.url`, `config.body.items[0]`: where a template sits, as messages name it. */
+function templatePath(path: readonly (string | number)[]): string {
+  let out = 'config';
+  for (const key of path) out += typeof key === 'number' ? `[${key}]` : `.${key}`;
+  return out;
+}
+
+function templateError(src: string, path: readonly (string | number)[], problem: string, missing: string[] = []): EngineError {
+  return new EngineError('EXPRESSION_ERROR', `template {{${src}}} in ${templatePath(path)} ${problem}`, {
+    retryable: false,
+    details: { expression: src, path: templatePath(path), ...(missing.length > 0 && { missing }) },
+  });
+}
+
+/** One template's value; `embedded` when text surrounds it (then it must yield a value). */
+async function renderPart(
+  src: string,
+  scope: ExpressionScope,
+  path: readonly (string | number)[],
+  embedded: boolean,
+): Promise<unknown> {
+  const refs = references(src);
+  const missing = missingNames(refs, scope);
+  const guarded = refs.some((ref) => ref.presenceOnly);
+  const hint = ' (test optional variables with $exists(…), e.g. {{ $exists(x) ? x : "none" }})';
+  if (missing.length > 0 && !guarded) throw templateError(src, path, `${describeMissing(missing)}${hint}`, missing);
+  const value = await evaluateExpression(src, scope);
+  if (value === undefined && missing.length > 0) {
+    throw templateError(src, path, `${describeMissing(missing)}${hint}`, missing);
+  }
+  if (value === undefined && embedded) {
+    throw templateError(src, path, `yields no value, which would leave a hole in the text${hint}`);
+  }
+  return value;
+}
+
+async function renderString(s: string, scope: ExpressionScope, path: readonly (string | number)[]): Promise<unknown> {
   const parts = splitTemplate(s);
   const only = parts[0];
-  if (parts.length === 1 && only?.kind === 'expr') return evaluateExpression(only.src, scope);
+  if (parts.length === 1 && only?.kind === 'expr') return renderPart(only.src, scope, path, false);
   if (!parts.some((part) => part.kind === 'expr')) return s;
   let out = '';
   for (const part of parts) {
-    out += part.kind === 'text' ? part.text : stringify(await evaluateExpression(part.src, scope));
+    out += part.kind === 'text' ? part.text : stringify(await renderPart(part.src, scope, path, true));
   }
   return out;
 }
 
 function stringify(value: unknown): string {
-  if (value === undefined) return '';
   if (typeof value === 'string') return value;
   if (value !== null && typeof value === 'object') return JSON.stringify(value);
   return String(value);
@@ -435,6 +481,11 @@ function isMissing(name: string, scope: ExpressionScope): boolean {
   return !Object.hasOwn(scope.variables, name) || scope.variables[name] === undefined;
 }
 
+/** The names among `refs` that are read (not only tested with `$exists`) and absent from `scope`. */
+function missingNames(refs: readonly Reference[], scope: ExpressionScope): string[] {
+  return [...new Set(refs.filter((ref) => !ref.presenceOnly && isMissing(ref.name, scope)).map((ref) => ref.name))];
+}
+
 function describeMissing(names: string[]): string {
   const listed = names.map((name) => JSON.stringify(name)).join(', ');
   return names.length === 1 ? `reads missing variable ${listed}` : `reads missing variables ${listed}`;
@@ -464,13 +515,7 @@ export async function evaluateWhen(
       details: { expression: src, position: parsed.position },
     });
   }
-  const missing = [
-    ...new Set(
-      references(src)
-        .filter((ref) => !ref.presenceOnly && isMissing(ref.name, scope))
-        .map((ref) => ref.name),
-    ),
-  ];
+  const missing = missingNames(references(src), scope);
   if (missing.length > 0) return { taken: false, reason: describeMissing(missing) };
 
   const value = await evaluateExpression(src, scope, opts);

@@ -7,5 +7,6 @@ export * from './schema';
 export * from './expressions';
 export * from './graph';
 export * from './validate';
+export * from './input-schema';
 export * from './parse';
 export * from './export';

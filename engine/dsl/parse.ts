@@ -47,13 +47,15 @@ function locate(text: string, offset: number): Location {
 }
 
 /**
- * Finds the first JSON syntax error's offset and a message.
+ * Finds the first JSON syntax error's offset and a message; with `duplicates`, a key repeated in
+ * one object is an error too (at the repeat).
  *
  * Node 20's JSON.parse messages give a position only for some errors ("Unexpected token 'x', …
  * is not valid JSON" has none), so on failure this small scanner walks the text again to say
- * where. It only runs on the error path.
+ * where. JSON.parse also keeps the last of two equal keys without a word, so a parsed file is
+ * scanned once more for those (YAML refuses them too).
  */
-function findJsonError(text: string): { offset: number; message: string } | undefined {
+function findJsonError(text: string, duplicates = false): { offset: number; message: string } | undefined {
   let i = 0;
   const fail = (message: string): never => {
     throw { offset: i, message };
@@ -100,10 +102,20 @@ function findJsonError(text: string): { offset: number; message: string } | unde
         i++;
         return;
       }
+      const keys = duplicates ? new Set<string>() : undefined;
       for (;;) {
         ws();
         if (text.charAt(i) !== '"') fail(`expected a double-quoted property name, found ${describe()}`);
+        const keyStart = i;
         string();
+        if (keys !== undefined) {
+          const key = JSON.parse(text.slice(keyStart, i)) as string;
+          if (keys.has(key)) {
+            i = keyStart;
+            fail(`duplicate key ${JSON.stringify(key)} in an object (keys must be unique)`);
+          }
+          keys.add(key);
+        }
         ws();
         if (text.charAt(i) !== ':') fail(`expected ":" after the property name, found ${describe()}`);
         i++;
@@ -161,13 +173,17 @@ function findJsonError(text: string): { offset: number; message: string } | unde
 }
 
 function parseJson(text: string, fileName: string | undefined): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    value = JSON.parse(text) as unknown;
   } catch (err) {
     const found = findJsonError(text);
     if (found) throw syntaxError(fileName, 'JSON', found.message, locate(text, found.offset));
     throw syntaxError(fileName, 'JSON', err instanceof Error ? err.message : String(err));
   }
+  const duplicate = findJsonError(text, true);
+  if (duplicate) throw syntaxError(fileName, 'JSON', duplicate.message, locate(text, duplicate.offset));
+  return value;
 }
 
 function parseYaml(text: string, fileName: string | undefined): unknown {

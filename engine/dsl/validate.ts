@@ -10,6 +10,7 @@ import type { z } from 'zod';
 import { EngineError } from '../errors';
 import { findCycles, entryNodes, type GraphSource } from './graph';
 import { isIdentifier, parseExpression, splitTemplate } from './expressions';
+import { compileInputSchema } from './input-schema';
 import {
   DEFAULT_RETRY,
   WorkflowSchema,
@@ -49,7 +50,9 @@ export const ProblemCodes = {
   RETRY_OUT_OF_RANGE: 'RETRY_OUT_OF_RANGE',
   /** Two edges have the same `from`, `to` and `on`. */
   DUPLICATE_EDGE: 'DUPLICATE_EDGE',
-  /** `inputSchema` does not look like a JSON Schema for an object. */
+  /** An `output` names a variable starting with `$`, like the expression bindings (`$steps`, `$result`). */
+  INVALID_OUTPUT: 'INVALID_OUTPUT',
+  /** `inputSchema` is not a JSON Schema for an object, or Ajv cannot compile it (its reason is given). */
   INVALID_INPUT_SCHEMA: 'INVALID_INPUT_SCHEMA',
 } as const;
 
@@ -78,6 +81,11 @@ export interface TypeInfo {
   configSchema: z.ZodType;
   /** Whether `{{ … }}` in config strings are templates (default true; `script` says false). */
   templates?: boolean;
+  /**
+   * Checks beyond the schema (the node type's `validateConfig`): gets the parsed config and
+   * returns one message per problem. Absent in the renderer's catalog.
+   */
+  validateConfig?: (config: unknown) => string[];
 }
 
 /** Looks a node type up by name: `undefined` for an unknown type. */
@@ -459,6 +467,17 @@ function checkTypeAndConfig(
     );
     parsed = { success: true, data: config };
   }
+  if (parsed.success && typeof info.validateConfig === 'function') {
+    let messages: string[];
+    try {
+      messages = info.validateConfig(parsed.data);
+    } catch (err) {
+      messages = [`could not be checked: ${err instanceof Error ? err.message : String(err)}`];
+    }
+    for (const message of messages) {
+      out.push(problem('INVALID_CONFIG', subject, `${prefix}config: ${message}`, [...basePath, 'config']));
+    }
+  }
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
       const local = issue.path.filter((k): k is string | number => typeof k !== 'symbol');
@@ -478,7 +497,23 @@ function checkTypeAndConfig(
   strings(config, [], found);
   for (const { path, value } of found) {
     for (const part of splitTemplate(value)) {
-      if (part.kind !== 'expr') continue;
+      if (part.kind === 'text') {
+        // splitTemplate keeps an unclosed `{{` as text: it would be sent as written.
+        const open = part.text.indexOf('{{');
+        if (open >= 0) {
+          const field = showPath([`${prefix}config`, ...path]);
+          const excerpt = part.text.slice(open, open + 40);
+          out.push(
+            problem(
+              'EXPRESSION_PARSE',
+              subject,
+              `template in ${field} is not closed: ${JSON.stringify(excerpt)} has no matching "}}"`,
+              [...basePath, 'config', ...path],
+            ),
+          );
+        }
+        continue;
+      }
       const failure = parseFailure(part.src);
       if (failure === undefined) continue;
       const field = showPath([`${prefix}config`, ...path]);
@@ -515,6 +550,16 @@ function checkNodes(
     const output = node.raw['output'];
     if (typeof output === 'string' && !isIdentifier(output)) {
       checkExpression(output, 'output', subject, [...base, 'output'], out);
+    } else if (typeof output === 'string' && output.startsWith('$')) {
+      out.push(
+        problem(
+          'INVALID_OUTPUT',
+          subject,
+          `output ${JSON.stringify(output)} would make a variable named like an expression binding ($steps, $result, …); ` +
+            `name the variable without "$", or map the result with an expression such as { "name": $result }`,
+          [...base, 'output'],
+        ),
+      );
     }
     checkIntervals(node.raw['retry'], workflowRetry, subject, [...base, 'retry'], 'retry', out);
     const compensate = node.raw['compensate'];
@@ -598,8 +643,18 @@ function checkEdgeExpressions(edges: LooseEdge[], out: Problem[]): void {
   }
 }
 
-/** Light check: enough to catch a pasted example or a typo, not a JSON Schema meta-validation. */
-function checkInputSchema(raw: unknown, out: Problem[]): void {
+/**
+ * Whether Ajv may compile schemas here: browsers run Runnel's pages under a CSP without
+ * 'unsafe-eval', where Ajv's generated code cannot run (and a try would be reported as a CSP
+ * violation). There the light check stands alone; the host compiles on save.
+ */
+const CAN_COMPILE_SCHEMAS = !('document' in globalThis);
+
+/**
+ * A light shape check (a pasted example, a typo), then Ajv's own compile when `compile` is set:
+ * a schema Ajv refuses would otherwise pass here and fail every start.
+ */
+function checkInputSchema(raw: unknown, compile: boolean, out: Problem[]): void {
   const schema = isRecord(raw) ? raw['inputSchema'] : undefined;
   if (!isRecord(schema)) return;
   const type = schema['type'];
@@ -634,7 +689,25 @@ function checkInputSchema(raw: unknown, out: Problem[]): void {
         ['inputSchema'],
       ),
     );
+  } else if (compile) {
+    const compiled = compileInputSchema(schema);
+    if (!compiled.ok) {
+      out.push(
+        problem('INVALID_INPUT_SCHEMA', subject, `inputSchema is not a valid JSON Schema: ${compiled.reason}`, [
+          'inputSchema',
+        ]),
+      );
+    }
   }
+}
+
+/** Options of {@link validateWorkflow}. */
+export interface ValidateOptions {
+  /**
+   * Compile `inputSchema` with Ajv and report what Ajv refuses. Default: true, except in a
+   * browser page (see {@link CAN_COMPILE_SCHEMAS}).
+   */
+  compileInputSchema?: boolean;
 }
 
 /**
@@ -645,7 +718,11 @@ function checkInputSchema(raw: unknown, out: Problem[]): void {
  * `workflow` is still given when only semantic checks failed, so the designer can show the graph
  * with its problems. Never throws.
  */
-export function validateWorkflow(raw: unknown, catalog: TypeCatalog): ValidationResult {
+export function validateWorkflow(
+  raw: unknown,
+  catalog: TypeCatalog,
+  options: ValidateOptions = {},
+): ValidationResult {
   const problems: Problem[] = [];
   const { nodes, edges, nodesArray } = readLoose(raw);
   const parsed = WorkflowSchema.safeParse(raw);
@@ -655,7 +732,7 @@ export function validateWorkflow(raw: unknown, catalog: TypeCatalog): Validation
   const workflowRetry = isRecord(raw) ? looseRetry(raw['retry']) : undefined;
   if (isRecord(raw))
     checkIntervals(raw['retry'], undefined, { label: 'workflow' }, ['retry'], 'retry', problems);
-  checkInputSchema(raw, problems);
+  checkInputSchema(raw, options.compileInputSchema ?? CAN_COMPILE_SCHEMAS, problems);
   checkIds(nodes, edges, problems);
   checkGraph(nodes, edges, nodesArray, problems);
   checkNodes(nodes, catalog, workflowRetry, problems);

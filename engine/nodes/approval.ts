@@ -67,6 +67,7 @@ export const approvalNode: NodeType<ApprovalConfig> = {
   group: 'Human',
   configSchema: ApprovalConfigSchema,
   defaultRetry: { maxAttempts: 1 },
+  instant: true,
   execute(ctx) {
     const { prompt, assignee, form } = ctx.config;
     return Promise.resolve({

@@ -63,6 +63,7 @@ export const delayNode: NodeType<DelayConfig> = {
   group: 'Core',
   configSchema: DelayConfigSchema,
   defaultRetry: { maxAttempts: 1 },
+  instant: true,
   execute(ctx) {
     const now = ctx.now();
     const { durationMs, until } = ctx.config;

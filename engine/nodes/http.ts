@@ -30,14 +30,25 @@ const ERROR_BODY_PREVIEW_BYTES = 4 * ERROR_BODY_PREVIEW_CHARS;
 /** Statuses worth retrying besides 5xx: Request Timeout and Too Many Requests. */
 const RETRYABLE_4XX: ReadonlySet<number> = new Set([408, 429]);
 
+/** Whether `url` is an absolute http(s) URL, or holds a `{{ … }}` template (checked once rendered). */
+function isHttpUrlOrTemplate(url: string): boolean {
+  if (url.includes('{{')) return true;
+  try {
+    const { protocol } = new URL(url);
+    return protocol === 'http:' || protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
 /** HTTP methods the node sends. */
 export const HttpMethodSchema = z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD']);
 
 /**
  * Config of `http`.
  *
- * - `method` (default GET); `url` (http: or https: only, checked at run time because it is
- *   usually a template until then);
+ * - `method` (default GET); `url` (http: or https: only: a literal URL is checked when the
+ *   workflow is validated, a templated one at run time, once rendered);
  * - `headers`: names are case-insensitive; `Idempotency-Key` is added unless given here;
  * - `body`: a string is sent as is, anything else as JSON (with `content-type:
  *   application/json` unless given); not allowed with GET or HEAD;
@@ -49,7 +60,13 @@ export const HttpMethodSchema = z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE',
 export const HttpConfigSchema = z
   .strictObject({
     method: HttpMethodSchema.default('GET').describe('HTTP method'),
-    url: z.string().min(1).describe('Request URL (http: or https:)'),
+    url: z
+      .string()
+      .min(1)
+      .refine(isHttpUrlOrTemplate, {
+        message: 'must be an absolute http: or https: URL (file:, ftp:, data: and relative URLs are refused)',
+      })
+      .describe('Request URL (http: or https:)'),
     headers: z.record(z.string(), z.string()).optional().describe('Request headers'),
     body: z.unknown().optional().describe('Request body: a string as is, anything else as JSON'),
     query: z

@@ -34,6 +34,7 @@ export const passNode: NodeType<PassConfig> = {
   icon: 'arrow-right',
   group: 'Core',
   configSchema: PassConfigSchema,
+  instant: true,
   execute(ctx) {
     const output = ctx.config.result !== undefined ? ctx.config.result : ctx.input;
     return Promise.resolve({ output });

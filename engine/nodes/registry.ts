@@ -32,6 +32,8 @@ export const NODE_TYPE_NAME_PATTERN = /^[a-z][a-z0-9.-]{0,63}$/;
 export interface NodeCatalogEntry {
   configSchema: z.ZodType;
   templates?: boolean;
+  /** The type's {@link NodeType.validateConfig}, when it has one. */
+  validateConfig?: (config: unknown) => string[];
 }
 
 /** The lookup the DSL validator takes: `undefined` means an unknown type. */
@@ -76,6 +78,9 @@ export class NodeRegistry {
       throw invalid('compensate must be a function when given');
     }
     if (typeof type.title !== 'string' || type.title === '') throw invalid('title is required');
+    if (type.validateConfig !== undefined && typeof type.validateConfig !== 'function') {
+      throw invalid('validateConfig must be a function when given');
+    }
     this.#types.set(name, type as AnyNodeType);
     return this;
   }
@@ -117,6 +122,7 @@ export class NodeRegistry {
             unrepresentable: 'any',
           }) as Record<string, unknown>,
           hasCompensate: typeof type.compensate === 'function',
+          templates: type.templates !== false,
         };
         this.#descriptions.set(type.type, description);
       }
@@ -125,7 +131,7 @@ export class NodeRegistry {
   }
 
   /**
-   * The lookup engine/dsl's validator takes: type name → `{ configSchema, templates }`.
+   * The lookup engine/dsl's validator takes: type name → `{ configSchema, templates, validateConfig }`.
    *
    * Reads the registry live, so types registered later are seen.
    */
@@ -135,6 +141,8 @@ export class NodeRegistry {
       if (type === undefined) return undefined;
       const entry: NodeCatalogEntry = { configSchema: type.configSchema };
       if (type.templates !== undefined) entry.templates = type.templates;
+      const check = type.validateConfig;
+      if (check !== undefined) entry.validateConfig = (config) => check.call(type, config);
       return entry;
     };
   }

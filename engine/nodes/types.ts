@@ -81,6 +81,19 @@ export interface NodeType<Config = Record<string, unknown>> {
   templates?: boolean;
   /** Retry defaults for this type (e.g. `approval` and `delay`: 1 attempt). */
   defaultRetry?: Partial<ResolvedRetryPolicy>;
+  /**
+   * Whether `execute` only computes a result or a wait, with no effect outside the engine (pass,
+   * delay, approval). An attempt of such a type lost with its worker is run again without being
+   * counted, so one crash cannot fail a node that allows a single attempt.
+   */
+  instant?: boolean;
+  /**
+   * Checks a config beyond what `configSchema` can express (e.g. a script's syntax), when a
+   * workflow is validated: gets the parsed config as written (templates not rendered) and returns
+   * one message per problem (empty when fine). Must be synchronous, pure and quick. Engine-side
+   * only: the renderer's catalog is built from JSON Schemas and has no hook.
+   */
+  validateConfig?(config: Config): string[];
   /** Runs one attempt. Throw to fail it (an EngineError with `retryable: false` skips retries). */
   execute(ctx: NodeContext<Config>): Promise<NodeResult>;
   /** Undoes a completed run during compensation. Its result is recorded in history. */
@@ -97,4 +110,6 @@ export interface NodeTypeDescription {
   /** JSON Schema (draft 2020-12) of the config, from the zod schema. */
   configJsonSchema: Record<string, unknown>;
   hasCompensate: boolean;
+  /** Whether `{{ … }}` templates in string config values are rendered (false for `script`). */
+  templates: boolean;
 }

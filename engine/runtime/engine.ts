@@ -9,15 +9,15 @@
  */
 import os from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { Ajv } from 'ajv';
 import { EngineError, serializeError } from '../errors';
 import { openDatabase, type OpenOptions, type RunnelDb } from '../db/open-database';
 import { createRuntimeRepository, TERMINAL_STATUSES, type RuntimeRepository } from '../db/repositories/runtime-repository';
 import { createWorkflowRepository, type WorkflowRepository, type WorkflowRow } from '../db/repositories/workflow-repository';
-import { createInstanceRepository, type InstanceFilter, type InstanceRepository } from '../db/repositories/instance-repository';
+import { createInstanceRepository, describeStuck, type InstanceFilter, type InstanceListRow, type InstanceRepository } from '../db/repositories/instance-repository';
 import type { Workflow } from '../dsl/schema';
 import { WorkflowSchema } from '../dsl/schema';
 import { assertValidWorkflow } from '../dsl/validate';
+import { checkVariables } from '../dsl/input-schema';
 import { definitionHash, exportWorkflow } from '../dsl/export';
 import { applyOutput } from '../dsl/expressions';
 import { createDefaultRegistry, type NodeRegistry } from '../nodes/registry';
@@ -26,7 +26,7 @@ import { systemClock, type Clock } from './clock';
 import { EventHub, type EngineListener } from './events';
 import { Faults } from './faults';
 import { StateMachine, type Suspension } from './state-machine';
-import { decideEdges, jsonBytes, Worker, type WorkerOptions } from './worker';
+import { decideEdges, jsonBytes, readSteps, Worker, type WorkerOptions } from './worker';
 
 /** Options of {@link Engine.open}. */
 export interface EngineOptions extends OpenOptions, Partial<WorkerOptions> {
@@ -45,6 +45,11 @@ export interface DeployResult {
   version: number;
   /** False when the definition equals the latest version's (no new version was made). */
   created: boolean;
+  /**
+   * True when no version was made but the save's designer data (`ui`, e.g. moved nodes) differed
+   * and replaced the latest version's in place.
+   */
+  uiUpdated?: true;
 }
 
 /** Options of {@link Engine.start}. */
@@ -99,6 +104,24 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** A list row as the API shows it: the summary plus the "why is it stuck" columns. */
+function listItem(r: InstanceListRow) {
+  return {
+    id: r.id,
+    workflow: r.workflow,
+    workflowVersion: r.workflow_version,
+    status: r.status,
+    businessKey: r.business_key,
+    createdAt: r.created_at,
+    startedAt: r.started_at,
+    endedAt: r.ended_at,
+    version: r.version,
+    error: r.error_json === null ? undefined : (JSON.parse(r.error_json) as unknown),
+    suspension: r.suspension_json === null ? undefined : (JSON.parse(r.suspension_json) as unknown),
+    ...describeStuck(r),
+  };
+}
+
 /** The engine over one database file. */
 export class Engine {
   readonly db: RunnelDb;
@@ -112,7 +135,6 @@ export class Engine {
   private readonly hub = new EventHub();
   private readonly compiled = new Map<number, CompiledWorkflow>();
   private readonly worker: Worker;
-  private readonly ajv = new Ajv({ allErrors: true, strict: false });
   private readonly opts: WorkerOptions;
 
   private constructor(db: RunnelDb, options: EngineOptions) {
@@ -138,7 +160,8 @@ export class Engine {
         sm: this.sm,
         clock: this.clock,
         events: this.hub,
-        faults: options.faults ?? Faults.fromEnv(process.env.RUNNEL_FAULTS),
+        // Fault points are for tests: the environment arms them only with RUNNEL_ENABLE_FAULTS=1 too.
+        faults: options.faults ?? Faults.fromEnv(process.env.RUNNEL_ENABLE_FAULTS === '1' ? process.env.RUNNEL_FAULTS : undefined),
         workflowById: (id) => this.workflowById(id),
       },
       this.opts,
@@ -185,9 +208,22 @@ export class Engine {
     return this.db.write(() => {
       const latest = this.workflows.latest(wf.name);
       if (latest && latest.definition_hash === hash) {
-        return { workflowId: latest.id, name: wf.name, version: latest.version, created: false };
+        // Designer positions alone make no version, but they are kept: the latest version's
+        // stored definition takes the new `ui` (a save without one keeps what is stored).
+        let uiUpdated = false;
+        if (wf.ui !== undefined) {
+          const dsl = JSON.stringify(exportWorkflow(wf));
+          if (dsl !== latest.dsl_json) {
+            this.workflows.updateDsl(latest.id, dsl);
+            uiUpdated = true;
+          }
+        }
+        const result: DeployResult = { workflowId: latest.id, name: wf.name, version: latest.version, created: false };
+        if (uiUpdated) result.uiUpdated = true;
+        return result;
       }
-      const version = (latest?.version ?? 0) + 1;
+      // After the deleted versions of the name, if any (their finished instances still use them).
+      const version = this.workflows.maxVersion(wf.name) + 1;
       const incoming = new Map<string, number>();
       for (const e of wf.edges) incoming.set(e.to, (incoming.get(e.to) ?? 0) + 1);
       const id = this.workflows.insert(
@@ -241,20 +277,68 @@ export class Engine {
     return exportWorkflow(this.getWorkflow(name, version).definition);
   }
 
+  /**
+   * Renames workflow `name` to `newName`: every version moves, its stored definition's `name`
+   * and hash rewritten, so the instances (which point at versions) follow. Makes no version.
+   *
+   * @throws EngineError NOT_FOUND; CONFLICT when `newName` is in use (by a workflow, or by a
+   *   deleted one whose finished instances still name it); INVALID_INPUT for a blank name.
+   */
+  async renameWorkflow(name: string, newName: string): Promise<{ name: string; versions: number }> {
+    if (newName.trim() === '' || newName.length > 200) throw new EngineError('INVALID_INPUT', 'a workflow name is 1–200 characters, not only spaces');
+    return this.db.write(() => {
+      const rows = this.workflows.versions(name);
+      if (rows.length === 0) throw new EngineError('NOT_FOUND', `workflow "${name}" does not exist`);
+      if (newName === name) return { name, versions: rows.length };
+      if (this.workflows.nameUsed(newName)) {
+        const why = this.workflows.latest(newName) ? '' : ' (a deleted workflow whose finished instances still use the name)';
+        throw new EngineError('CONFLICT', `a workflow named "${newName}" already exists${why}`);
+      }
+      for (const row of rows) {
+        const def = WorkflowSchema.parse({ ...(JSON.parse(row.dsl_json) as Record<string, unknown>), name: newName });
+        this.workflows.renameVersion(row.id, newName, JSON.stringify(exportWorkflow(def)), definitionHash(def));
+        this.compiled.delete(row.id);
+      }
+      return { name: newName, versions: rows.length };
+    });
+  }
+
+  /**
+   * Deletes workflow `name`: it leaves the list and can no longer be read or started by name.
+   * Versions stay in the file, marked deleted, for their finished instances' history (which is
+   * append-only); the name is free for a new workflow.
+   *
+   * @throws EngineError NOT_FOUND; INVALID_STATE while any instance of it is live (the count is
+   *   named and in `details.liveInstances`).
+   */
+  async deleteWorkflow(name: string): Promise<{ name: string; versions: number }> {
+    const now = this.clock.now();
+    return this.db.write(() => {
+      if (this.workflows.versions(name).length === 0) throw new EngineError('NOT_FOUND', `workflow "${name}" does not exist`);
+      const live = this.workflows.liveInstances(name);
+      if (live > 0) {
+        throw new EngineError('INVALID_STATE', `workflow "${name}" has ${live} live instance${live === 1 ? '' : 's'}: cancel ${live === 1 ? 'it' : 'them'} or let ${live === 1 ? 'it' : 'them'} finish first`, {
+          details: { liveInstances: live },
+        });
+      }
+      return { name, versions: this.workflows.markDeleted(name, now) };
+    });
+  }
+
   // ---------------------------------------------------------------- instances
 
   /**
    * Starts an instance of a workflow (the latest version unless `version` is given).
    *
    * @throws EngineError NOT_FOUND (workflow/version), INVALID_VARIABLES (not an object, failing
-   * `inputSchema` — the failing fields are named — or above the size limit).
+   * `inputSchema` — the failing fields are named — or above the size limit), INVALID_WORKFLOW
+   * (an `inputSchema` that does not compile: see checkVariables).
    */
   async start(name: string, options: StartOptions = {}): Promise<number> {
     const row = this.workflowRow(name, options.version);
     const wf = this.workflowById(row.id);
     const variables = options.variables ?? {};
-    if (!isPlainObject(variables)) throw new EngineError('INVALID_VARIABLES', 'variables must be a JSON object');
-    this.checkInput(wf, variables);
+    checkVariables(wf.def, variables);
     const json = JSON.stringify(variables);
     if (Buffer.byteLength(json) > this.opts.maxResultBytes) {
       throw new EngineError('INVALID_VARIABLES', `variables are ${Buffer.byteLength(json)} bytes, above the limit of ${this.opts.maxResultBytes}`);
@@ -273,25 +357,11 @@ export class Engine {
   async startMany(name: string, variablesList: Record<string, unknown>[], options: Omit<StartOptions, 'variables'> = {}): Promise<number[]> {
     const row = this.workflowRow(name, options.version);
     const wf = this.workflowById(row.id);
-    for (const v of variablesList) this.checkInput(wf, v);
+    for (const v of variablesList) checkVariables(wf.def, v);
     const now = this.clock.now();
     const ids = await this.commit(() => variablesList.map((v) => this.sm.createInstance(wf, JSON.stringify(v), now, options.businessKey ?? null, options.actor)));
     this.worker.wake();
     return ids;
-  }
-
-  private checkInput(wf: CompiledWorkflow, variables: Record<string, unknown>): void {
-    const schema = wf.def.inputSchema;
-    if (!schema) return;
-    const validate = this.ajv.compile(schema);
-    if (validate(variables)) return;
-    const problems = (validate.errors ?? []).map((e) => {
-      const field = e.instancePath === '' ? (e.params as { missingProperty?: string }).missingProperty ?? '(root)' : e.instancePath.slice(1).replace(/\//g, '.');
-      return { field, message: e.message ?? 'is invalid' };
-    });
-    throw new EngineError('INVALID_VARIABLES', `variables do not match the inputSchema of ${wf.name}: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`, {
-      details: problems,
-    });
   }
 
   /** Runs `fn` in a write transaction and emits the events it produced after commit. */
@@ -374,10 +444,9 @@ export class Engine {
   }
 
   private stepsOf(instanceId: number): Record<string, unknown> {
-    const steps: Record<string, unknown> = {};
-    for (const s of this.repo.completedOutputs.all(instanceId)) steps[s.node_id] = s.output_json === null ? null : JSON.parse(s.output_json);
-    return steps;
+    return readSteps(this.repo, instanceId);
   }
+
 
   /**
    * Resumes a SUSPENDED instance (DESIGN.md section 4): optionally replaces its globals, then
@@ -423,6 +492,8 @@ export class Engine {
           return;
         }
         this.repo.clearSuspension.run('RUNNING', now, instanceId);
+        // Another branch's incident still open keeps the instance SUSPENDED, now showing that one.
+        const stillSuspended = this.sm.suspendOnNextIncident(instanceId, node.id, now);
         const live = this.repo.instance.get(instanceId);
         if (!live) return;
         if (options.action === 'retry') {
@@ -435,7 +506,7 @@ export class Engine {
           this.sm.history(instanceId, node.id, 'node.skipped_by_hand', now, { result: skip.output }, undefined, options.actor);
           this.sm.completeNode(live, wf, node.id, skip.output, skip.patch, skip.decisions, now, 0, null);
         }
-        this.sm.events.push({ type: 'instance.changed', instanceId, status: 'RUNNING' });
+        if (!stillSuspended) this.sm.events.push({ type: 'instance.changed', instanceId, status: 'RUNNING' });
         return;
       }
       // A failed compensation.
@@ -562,21 +633,78 @@ export class Engine {
     };
   }
 
-  /** Instances matching `filter`, newest first (keyset-paged by id). */
+  /**
+   * Instances matching `filter`, newest first (keyset-paged by id), each with the "why is it
+   * stuck" columns (current nodes, attempt n of m, next retry, waiting for, since, reason).
+   */
   listInstances(filter: InstanceFilter = {}) {
-    return this.instances.list(filter).map((r) => ({
-      id: r.id,
-      workflow: r.workflow,
-      workflowVersion: r.workflow_version,
-      status: r.status,
-      businessKey: r.business_key,
-      createdAt: r.created_at,
-      startedAt: r.started_at,
-      endedAt: r.ended_at,
-      version: r.version,
-      error: r.error_json === null ? undefined : (JSON.parse(r.error_json) as unknown),
-      suspension: r.suspension_json === null ? undefined : (JSON.parse(r.suspension_json) as unknown),
-    }));
+    return this.instances.list(filter).map(listItem);
+  }
+
+  /** Approvals waiting for a person, the longest-waiting first (the Approvals inbox), and how many in all. */
+  listApprovals(options: { workflow?: string; limit?: number } = {}) {
+    const { rows, total } = this.instances.approvals(options);
+    const items = rows.map((r) => {
+      const wait = (r.wait_json === null ? {} : JSON.parse(r.wait_json)) as { prompt?: string; timeoutAt?: number };
+      const config = this.workflowById(r.workflow_id).nodes.get(r.node_id)?.def.config ?? {};
+      return {
+        instanceId: r.instance_id,
+        workflow: r.workflow,
+        workflowVersion: r.workflow_version,
+        businessKey: r.business_key,
+        instanceVersion: r.instance_version,
+        nodeId: r.node_id,
+        nodeName: r.node_name,
+        prompt: wait.prompt ?? null,
+        assignee: typeof config.assignee === 'string' ? config.assignee : null,
+        form: typeof config.form === 'object' && config.form !== null ? (config.form as Record<string, unknown>) : null,
+        since: r.started_at,
+        timeoutAt: wait.timeoutAt ?? null,
+        attempt: r.attempt,
+      };
+    });
+    return { items, total };
+  }
+
+  /** The live instance waiting longest (WAITING or SUSPENDED, started first), as a list item; null when none waits. */
+  oldestWaiting() {
+    const row = this.instances.oldestWaiting();
+    return row === undefined ? null : listItem(row);
+  }
+
+  /**
+   * Throughput and latency over time: per bucket of `bucketMs` in [from, to), instances started,
+   * completed, failed and cancelled, and the P50/P99 duration (ms) of those completed. Every
+   * bucket is present (zeros where nothing happened); `t` is the bucket's start, epoch ms.
+   */
+  metricsSeries(from: number, to: number, bucketMs: number, workflow?: string) {
+    const rows = new Map(this.instances.series(from, to, bucketMs, workflow).map((r) => [r.bucket, r]));
+    const points = [];
+    for (let b = 0; from + b * bucketMs < to; b++) {
+      const r = rows.get(b);
+      points.push({
+        t: from + b * bucketMs,
+        started: r?.started ?? 0,
+        completed: r?.completed ?? 0,
+        failed: r?.failed ?? 0,
+        cancelled: r?.cancelled ?? 0,
+        p50Ms: r?.p50_ms ?? null,
+        p99Ms: r?.p99_ms ?? null,
+      });
+    }
+    return points;
+  }
+
+  /**
+   * Ids of the instances a bulk action would touch: those matching `filter` whose status the
+   * action applies to (`eligible`), up to `limit`, oldest first; `total` counts them all and
+   * `upToId` is the highest instance id when counted (pass it back so the action touches that set
+   * and not instances started after the preview).
+   */
+  matchInstances(filter: InstanceFilter, eligible: readonly string[], limit: number): { ids: number[]; total: number; upToId: number } {
+    const upToId = filter.upToId ?? this.instances.maxId();
+    const { ids, total } = this.instances.matchIds({ ...filter, upToId }, eligible, limit);
+    return { ids, total, upToId };
   }
 
   /** History events of an instance, oldest first. */
@@ -601,7 +729,7 @@ export class Engine {
       queue: this.instances.queue(),
       durations: this.instances.durations(),
       failures: this.instances.failures(),
-      deadLetters: this.instances.deadLetters(),
+      deadLetters: this.instances.deadLettersWithWorkflow(),
     };
   }
 
@@ -623,7 +751,15 @@ export class Engine {
 
   /** Starts the worker loop in the background. */
   startWorker(): void {
+    this.assertWritable();
     this.worker.start();
+  }
+
+  /** Work needs a writable file: a read-only engine serves reads only. @throws EngineError DATABASE_READONLY */
+  private assertWritable(): void {
+    if (this.db.readonly) {
+      throw new EngineError('DATABASE_READONLY', `database ${this.db.file} is open read-only; it cannot be worked`, { retryable: false });
+    }
   }
 
   /** Stops the worker gracefully (see Worker.stop). */
@@ -643,6 +779,7 @@ export class Engine {
    */
   async runUntil(done: () => boolean, timeoutMs?: number): Promise<void> {
     const started = Date.now();
+    this.assertWritable();
     this.worker.start();
     try {
       while (!done()) {
@@ -672,7 +809,8 @@ export class Engine {
   }
 
   private async doClose(): Promise<void> {
-    await this.worker.stop();
+    // A read-only engine never worked: nothing to commit or release (and no write would succeed).
+    if (!this.db.readonly) await this.worker.stop();
     try {
       this.db.checkpoint('PASSIVE');
     } catch (err) {

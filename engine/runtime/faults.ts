@@ -2,7 +2,8 @@
  * Named fault points (after DBOS's debug points), armed only by tests.
  *
  * The worker calls `hit(point, info)` at fixed places; an armed point runs its action. In child
- * processes the points are armed from the `RUNNEL_FAULTS` environment variable:
+ * processes the points are armed from the `RUNNEL_FAULTS` environment variable, honoured only
+ * when `RUNNEL_ENABLE_FAULTS=1` is set as well (so a stray variable never arms a real worker):
  * `point[@nodeId][#n]=action[,…]` where action is `kill` (SIGKILL this process), `exit` or
  * `throw`, and `#n` fires on the n-th hit only (default: every hit). Points:
  * - `claimed`: after a claim committed, before the handler starts (not hit for a claim whose

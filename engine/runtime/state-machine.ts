@@ -13,7 +13,7 @@
  */
 import type { SerializedError } from '../errors';
 import type { RuntimeRepository, InstanceRow, NodeStateRow } from '../db/repositories/runtime-repository';
-import { OPEN_NODE_STATUSES, TERMINAL_STATUSES } from '../db/repositories/runtime-repository';
+import { TERMINAL_STATUSES } from '../db/repositories/runtime-repository';
 import type { CompiledWorkflow } from './compiled';
 import type { EngineEvent } from './events';
 
@@ -89,25 +89,28 @@ export class StateMachine {
   /**
    * Resolves one incoming edge of `to`; when all are resolved, makes it READY (scheduling a run
    * now) or SKIPPED, and a skip flows on through every edge leaving it (DESIGN.md section 3).
+   * Returns whether some node became READY.
    */
-  resolveEdge(instanceId: number, wf: CompiledWorkflow, to: string, taken: boolean, now: number): void {
+  resolveEdge(instanceId: number, wf: CompiledWorkflow, to: string, taken: boolean, now: number): boolean {
     const r = this.repo.edgeResolved.get(taken ? 1 : 0, instanceId, to);
-    if (!r || r.pending_in > 0 || r.status !== 'PENDING') return;
+    if (!r || r.pending_in > 0 || r.status !== 'PENDING') return false;
     const node = wf.nodes.get(to);
-    if (!node) return;
+    if (!node) return false;
     const ready = node.join === 'all' ? r.taken_in === node.incoming.length : r.taken_in > 0;
     if (ready) {
       this.repo.setNodeStatus.run('READY', instanceId, to);
       this.repo.insertSchedule.run(instanceId, to, 'run', now, 0, now);
-      return;
+      return true;
     }
     this.repo.setNodeStatus.run('SKIPPED', instanceId, to);
     this.history(instanceId, to, 'node.skipped', now, {
       reason: node.join === 'all' ? 'join "all": not every incoming edge was taken' : 'no incoming edge was taken',
     });
     this.events.push({ type: 'node.changed', instanceId, nodeId: to, status: 'SKIPPED' });
-    for (const e of node.outgoing) this.resolveEdge(instanceId, wf, e.to, false, now);
-    for (const e of node.errorOut) this.resolveEdge(instanceId, wf, e.to, false, now);
+    let readied = false;
+    for (const e of node.outgoing) readied = this.resolveEdge(instanceId, wf, e.to, false, now) || readied;
+    for (const e of node.errorOut) readied = this.resolveEdge(instanceId, wf, e.to, false, now) || readied;
+    return readied;
   }
 
   /**
@@ -125,8 +128,7 @@ export class StateMachine {
     attempt: number,
     startedAt: number | null,
   ): void {
-    const seq = (this.repo.maxSeq.get(inst.id)?.seq ?? 0) + 1;
-    this.repo.completeNode.run(JSON.stringify(output ?? null), now, seq, inst.id, nodeId);
+    this.repo.completeNode.run(JSON.stringify(output ?? null), now, inst.id, inst.id, nodeId);
     this.history(inst.id, nodeId, 'node.completed', now, startedAt === null ? undefined : { durationMs: now - startedAt }, attempt);
     this.events.push({ type: 'node.changed', instanceId: inst.id, nodeId, status: 'COMPLETED', attempt });
     if (inst.status === 'COMPENSATING') {
@@ -136,13 +138,17 @@ export class StateMachine {
       return;
     }
     if (Object.keys(patch).length > 0) this.mergeVariables(inst.id, patch, now);
+    let readied = false;
     for (const d of decisions) {
       if (!d.taken && d.reason) this.history(inst.id, nodeId, 'edge.not_taken', now, { edge: d.edgeId, reason: d.reason });
-      this.resolveEdge(inst.id, wf, d.to, d.taken, now);
+      readied = this.resolveEdge(inst.id, wf, d.to, d.taken, now) || readied;
     }
     const node = wf.nodes.get(nodeId);
-    for (const e of node?.errorOut ?? []) this.resolveEdge(inst.id, wf, e.to, false, now);
-    this.settle(inst.id, now);
+    for (const e of node?.errorOut ?? []) readied = this.resolveEdge(inst.id, wf, e.to, false, now) || readied;
+    // A RUNNING instance that just got a READY node stays RUNNING: settling would only count
+    // node states to learn that (the usual case of a step in a chain).
+    if (readied && inst.status === 'RUNNING') return;
+    this.settle(inst.id, now, inst);
   }
 
   /** Merges `patch` into the instance's globals as they are now (parallel branches both land). */
@@ -153,23 +159,27 @@ export class StateMachine {
     this.repo.setVariables.run(JSON.stringify(vars), now, instanceId);
   }
 
-  /** Schedules attempt `attempt + 1` of a failed node at `runAt`. */
-  retryNode(inst: InstanceRow, nodeId: string, error: SerializedError, attempt: number, runAt: number, now: number): void {
+  /**
+   * Schedules attempt `attempt + 1` of a failed node at `runAt`. `startedAt` (when the failed
+   * attempt started) gives history its `durationMs`, as for a completion: the monitor's Gantt
+   * draws a bar per attempt from it.
+   */
+  retryNode(inst: InstanceRow, nodeId: string, error: SerializedError, attempt: number, runAt: number, now: number, startedAt?: number): void {
     this.repo.waitNode.run('RETRYING', JSON.stringify({ kind: 'retry', until: runAt }), JSON.stringify(error), inst.id, nodeId);
     this.repo.insertSchedule.run(inst.id, nodeId, 'run', runAt, attempt, now);
-    this.history(inst.id, nodeId, 'node.failed', now, { error, willRetry: true, nextAttemptAt: runAt }, attempt);
+    this.history(inst.id, nodeId, 'node.failed', now, { error, willRetry: true, nextAttemptAt: runAt, ...(startedAt === undefined ? {} : { durationMs: now - startedAt }) }, attempt);
     this.events.push({ type: 'node.changed', instanceId: inst.id, nodeId, status: 'RETRYING', attempt });
-    this.settle(inst.id, now);
+    this.settle(inst.id, now, inst);
   }
 
   /**
    * A node failed for good (retries exhausted or a non-retryable error): dead-letters it, then
    * takes its error edges if any was taken, else suspends the instance (onFailure=suspend) or
-   * fails it (compensating first).
+   * fails it (compensating first). `startedAt`: as for {@link retryNode}.
    */
-  failNode(inst: InstanceRow, wf: CompiledWorkflow, nodeId: string, error: SerializedError, attempt: number, errorDecisions: EdgeDecision[], now: number): void {
+  failNode(inst: InstanceRow, wf: CompiledWorkflow, nodeId: string, error: SerializedError, attempt: number, errorDecisions: EdgeDecision[], now: number, startedAt?: number): void {
     this.repo.failNode.run('FAILED', JSON.stringify(error), now, inst.id, nodeId);
-    this.history(inst.id, nodeId, 'node.failed', now, { error, willRetry: false }, attempt);
+    this.history(inst.id, nodeId, 'node.failed', now, { error, willRetry: false, ...(startedAt === undefined ? {} : { durationMs: now - startedAt }) }, attempt);
     this.events.push({ type: 'node.changed', instanceId: inst.id, nodeId, status: 'FAILED', attempt });
     if (inst.status === 'COMPENSATING') {
       this.continueCompensation(inst.id, now);
@@ -187,6 +197,7 @@ export class StateMachine {
     }
     this.repo.deadLetter.run(inst.id, nodeId, 'node', attempt, JSON.stringify(error), now);
     if (node?.onFailure === 'suspend') {
+      this.repo.markIncident.run(inst.id, nodeId);
       this.suspend(inst.id, { kind: 'incident', nodeId, error, attempts: attempt, at: now }, now);
       return;
     }
@@ -194,6 +205,20 @@ export class StateMachine {
   }
 
   /** SUSPENDs the instance for a person (DESIGN.md section 4). */
+  /**
+   * After a person resolved the incident at `resolvedNodeId`: when another incident of the
+   * instance is still open (two branches failed), the instance stays SUSPENDED, now showing that
+   * one. Returns whether it did.
+   */
+  suspendOnNextIncident(instanceId: number, resolvedNodeId: string, now: number): boolean {
+    const next = this.repo.otherIncidents.get(instanceId, resolvedNodeId);
+    if (!next) return false;
+    const error = next.error_json === null ? { code: 'HANDLER_ERROR', message: 'failed' } : (JSON.parse(next.error_json) as SerializedError);
+    this.suspend(instanceId, { kind: 'incident', nodeId: next.node_id, error, attempts: next.attempt, at: next.ended_at ?? now }, now);
+    return true;
+  }
+
+  /** SUSPENDs the instance for a person (DESIGN.md section 4); one already SUSPENDED keeps showing its first incident. */
   suspend(instanceId: number, suspension: Suspension, now: number): void {
     this.repo.suspendInstance.run(JSON.stringify(suspension), now, instanceId);
     this.history(instanceId, suspension.nodeId, 'instance.suspended', now, { reason: suspension.kind, error: suspension.error, attempts: suspension.attempts });
@@ -304,24 +329,24 @@ export class StateMachine {
       this.events.push({ type: 'approval.requested', instanceId: inst.id, nodeId, ...(wait.prompt === undefined ? {} : { prompt: wait.prompt }) });
     }
     this.events.push({ type: 'node.changed', instanceId: inst.id, nodeId, status: 'WAITING', attempt });
-    this.settle(inst.id, now);
+    this.settle(inst.id, now, inst);
   }
 
   /**
    * Recomputes a live instance's status from its node states: COMPLETED when no node is open,
    * else RUNNING while a node is ready or running, else WAITING. SUSPENDED and COMPENSATING are
    * left alone (they end by resume or by the compensation chain).
+   *
+   * `current` is the instance row when the caller read it in this transaction and its status
+   * has not changed since (only the status is read): every transition settles, and reading the
+   * row again was one of its most frequent statements (bench/profile.ts).
    */
-  settle(instanceId: number, now: number): void {
-    const inst = this.repo.instance.get(instanceId);
-    if (!inst || TERMINAL_STATUSES.has(inst.status) || inst.status === 'COMPENSATING') return;
-    let open = 0;
-    let active = 0;
-    for (const c of this.repo.nodeCounts.all(instanceId)) {
-      if (OPEN_NODE_STATUSES.has(c.status)) open += c.n;
-      if (c.status === 'READY' || c.status === 'RUNNING') active += c.n;
-    }
-    if (inst.status === 'SUSPENDED') return;
+  settle(instanceId: number, now: number, current?: InstanceRow): void {
+    const inst = current ?? this.repo.instance.get(instanceId);
+    if (!inst || TERMINAL_STATUSES.has(inst.status) || inst.status === 'COMPENSATING' || inst.status === 'SUSPENDED') return;
+    const counts = this.repo.openCounts.get(instanceId);
+    const open = counts?.open ?? 0;
+    const active = counts?.active ?? 0;
     if (open === 0) {
       this.repo.endInstance.run('COMPLETED', null, now, now, instanceId);
       this.repo.deleteInstanceSchedule.run(instanceId);

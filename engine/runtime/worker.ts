@@ -43,6 +43,8 @@ interface Claimed {
   state: NodeStateRow | undefined;
   variables: Record<string, unknown>;
   steps: Record<string, unknown>;
+  /** For a node reached by an error edge: the failure of that edge's source (`$error`). */
+  error: unknown;
   attempt: number;
   /** Attempts were used up by lost leases: fail without running. */
   exhausted: boolean;
@@ -66,6 +68,19 @@ export interface WorkerDeps {
   events: EventHub;
   faults: Faults;
   workflowById(id: number): CompiledWorkflow;
+}
+
+/**
+ * Results of an instance's nodes by id (`$steps`): a completed node's output; a FAILED node's
+ * `{ error }`, so the handler behind an error edge can read what went wrong.
+ */
+export function readSteps(repo: RuntimeRepository, instanceId: number): Record<string, unknown> {
+  const steps: Record<string, unknown> = {};
+  for (const s of repo.completedOutputs.all(instanceId)) {
+    if (s.status === 'FAILED') steps[s.node_id] = { error: s.error_json === null ? null : (JSON.parse(s.error_json) as unknown) };
+    else steps[s.node_id] = s.output_json === null ? null : (JSON.parse(s.output_json) as unknown);
+  }
+  return steps;
 }
 
 /** JSON size in bytes (UTF-8). */
@@ -104,11 +119,15 @@ export class Worker {
   /** Stops under way: claiming resumes only when the last one ends. */
   private stopping = 0;
 
+  /** Commits one outcome in its own savepoint (prepared once: better-sqlite3 builds a wrapper per call of `transaction`). */
+  private readonly commitInSavepoint: (o: Outcome, now: number) => void;
+
   constructor(
     private readonly deps: WorkerDeps,
     private readonly opts: WorkerOptions,
   ) {
     this.lastNow = deps.clock.now();
+    this.commitInSavepoint = deps.db.raw.transaction((o: Outcome, now: number) => this.commit(o, now));
   }
 
   /** Handlers now running in this process. */
@@ -258,10 +277,10 @@ export class Worker {
   }
 
   private commitSafely(o: Outcome, now: number): void {
-    const { db, sm } = this.deps;
+    const { sm } = this.deps;
     const mark = sm.events.length;
     try {
-      db.raw.transaction(() => this.commit(o, now))();
+      this.commitInSavepoint(o, now);
     } catch (err) {
       sm.events.length = mark;
       // The claim stays leased; when it expires another turn retries the step (at least once).
@@ -313,28 +332,47 @@ export class Worker {
       let attempt: number;
       let exhausted = false;
       if (row.kind === 'run') {
-        attempt = state.attempt + 1;
+        // An instant type's attempt lost with its worker had no effect outside the engine: it is
+        // run again under the same attempt number instead of using one up.
+        const uncounted = recovered && state.status === 'RUNNING' && state.attempt > 0 && wf.nodes.get(nodeId)?.type.instant === true;
+        attempt = uncounted ? state.attempt : state.attempt + 1;
         exhausted = attempt > state.attempt_limit;
         if (exhausted) attempt = state.attempt;
-        else repo.startAttempt.run(now, inst.id, nodeId);
+        else if (!uncounted) repo.startAttempt.run(now, inst.id, nodeId);
         if (recovered) {
-          sm.history(inst.id, nodeId, 'node.recovered', now, { reason: 'recovered after a lost lease', attemptsLeft: Math.max(0, state.attempt_limit - state.attempt) }, attempt);
+          sm.history(inst.id, nodeId, 'node.recovered', now, { reason: 'recovered after a lost lease', attemptsLeft: Math.max(0, state.attempt_limit - state.attempt), counted: !uncounted }, attempt);
         }
-        repo.touchInstance.run(inst.status === 'PENDING' || inst.status === 'WAITING' ? 'RUNNING' : inst.status, now, now, inst.id);
-        if (inst.status === 'PENDING' || inst.status === 'WAITING') sm.events.push({ type: 'instance.changed', instanceId: inst.id, status: 'RUNNING' });
+        const wakes = inst.status === 'PENDING' || inst.status === 'WAITING';
+        // A node starting in an instance already RUNNING changes nothing on the instance row:
+        // rewriting it (and its version) on every claim was a row write per transition.
+        if (wakes || inst.started_at === null) repo.touchInstance.run(wakes ? 'RUNNING' : inst.status, now, now, inst.id);
+        if (wakes) sm.events.push({ type: 'instance.changed', instanceId: inst.id, status: 'RUNNING' });
         if (!exhausted) sm.events.push({ type: 'node.changed', instanceId: inst.id, nodeId, status: 'RUNNING', attempt });
       } else if (row.kind === 'compensate') {
         attempt = row.retry_count + 1;
         if (recovered) sm.history(inst.id, nodeId, 'compensation.recovered', now, { reason: 'recovered after a lost lease' }, attempt);
       } else {
         attempt = state.attempt;
+        if (row.kind === 'timer' && !recovered) {
+          sm.history(inst.id, nodeId, 'timer.fired', now, { dueAt: row.next_run_at, lateMs: Math.max(0, now - row.next_run_at) }, attempt);
+        }
       }
       const variables = JSON.parse(inst.variables_json) as Record<string, unknown>;
-      const steps: Record<string, unknown> = {};
-      if (wf.usesSteps || row.kind === 'compensate') {
-        for (const s of repo.completedOutputs.all(inst.id)) steps[s.node_id] = s.output_json === null ? null : JSON.parse(s.output_json);
+      const node = wf.nodes.get(nodeId);
+      const afterError = node?.incoming.some((e) => e.on === 'error') === true;
+      const steps: Record<string, unknown> = wf.usesSteps || afterError || row.kind === 'compensate' ? readSteps(repo, inst.id) : {};
+      // A node reached by an error edge sees its source's failure as `$error`, as the edge's `when` did.
+      let error: unknown;
+      if (afterError && node) {
+        for (const e of node.incoming) {
+          const s = steps[e.from] as { error?: unknown } | null | undefined;
+          if (e.on === 'error' && s && typeof s === 'object' && 'error' in s) {
+            error = s.error;
+            break;
+          }
+        }
       }
-      out.push({ row: leased, wf, node: wf.nodes.get(nodeId), state, variables, steps, attempt, exhausted, startedAt: now });
+      out.push({ row: leased, wf, node, state, variables, steps, error, attempt, exhausted, startedAt: now });
     }
     return out;
   }
@@ -359,7 +397,7 @@ export class Worker {
       const error = new EngineError('INTERNAL', `node "${c.row.node_id}" is not in workflow ${c.wf.name} v${c.wf.version}`).toJSON();
       return { kind: 'failed', c, error, final: true, decisions: [] };
     }
-    const scope: ExpressionScope = { variables: c.variables, steps: c.steps };
+    const scope: ExpressionScope = { variables: c.variables, steps: c.steps, ...(c.error === undefined ? {} : { error: c.error }) };
     try {
       switch (c.row.kind) {
         case 'run': {
@@ -523,9 +561,9 @@ export class Worker {
   /** Commits one outcome (inside the turn's transaction, in its own savepoint). */
   private commit(o: Outcome, now: number): void {
     const { repo, sm } = this.deps;
-    const row = repo.scheduleById.get(o.c.row.id);
-    if (!row || row.lease_owner !== this.opts.owner || row.version !== o.c.row.version) return; // lease lost or cancelled
-    repo.deleteSchedule.run(row.id);
+    const row = o.c.row;
+    // One statement checks the claim and consumes it: nothing when the lease was lost or cancelled.
+    if (repo.deleteLeased.run(row.id, this.opts.owner, row.version).changes === 0) return;
     const inst = repo.instance.get(row.instance_id);
     if (!inst || TERMINAL_STATUSES.has(inst.status)) return;
     const nodeId = row.node_id ?? '';
@@ -556,10 +594,10 @@ export class Worker {
         // A failing instance retries nothing: a running node's failure is recorded as final.
         if (!o.final && o.c.node && inst.status !== 'COMPENSATING') {
           const delay = backoffDelayMs(o.c.node.retry, o.c.attempt);
-          sm.retryNode(inst, nodeId, o.error, o.c.attempt, now + delay, now);
+          sm.retryNode(inst, nodeId, o.error, o.c.attempt, now + delay, now, o.c.startedAt);
           return;
         }
-        sm.failNode(inst, wf, nodeId, o.error, o.c.attempt, o.decisions, now);
+        sm.failNode(inst, wf, nodeId, o.error, o.c.attempt, o.decisions, now, o.c.startedAt);
         return;
       }
       case 'compensated':

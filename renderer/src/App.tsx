@@ -1,6 +1,7 @@
 /**
- * The app frame: header with the three view tabs (`nav-designer`, `nav-instances`,
- * `nav-dashboard`), the workflow sidebar, the current view, error toasts and the status bar.
+ * The app frame: header with the view tabs (`nav-designer`, `nav-instances`, `nav-approvals`
+ * with its count `approvals-badge`, `nav-dashboard`), the workflow sidebar, the current view,
+ * error toasts, the monitor's notices and the status bar.
  * Menu commands from the desktop app are handled here.
  */
 import { useEffect } from 'react';
@@ -9,35 +10,33 @@ import { Sidebar } from './components/Sidebar';
 import { StatusBar } from './components/StatusBar';
 import { Toasts } from './components/Toasts';
 import { useStores, useUi } from './hooks';
+import { DesignerView } from './designer/Designer';
 import { connectStores } from './stores/app-stores';
 import { VIEWS, type View } from './stores/ui-store';
-import { InstancesView } from './views/InstancesView';
-import { PlaceholderView } from './views/PlaceholderView';
+import { ApprovalsBadge } from './monitor/ApprovalsBadge';
+import { ApprovalsView } from './monitor/ApprovalsView';
+import { DashboardView } from './monitor/DashboardView';
+import { InstancesView } from './monitor/InstancesView';
+import { MonitorProvider } from './monitor/MonitorProvider';
+import { Notifications } from './monitor/Notifications';
 
-const VIEW_LABELS: Record<View, string> = { designer: 'Designer', instances: 'Instances', dashboard: 'Dashboard' };
+const VIEW_LABELS: Record<View, string> = {
+  designer: 'Designer',
+  instances: 'Instances',
+  approvals: 'Approvals',
+  dashboard: 'Dashboard',
+};
 
-function CurrentView({ view }: { view: View }) {
+function CurrentView({ view, files }: { view: View; files: FileAccess }) {
   switch (view) {
     case 'designer':
-      return (
-        <PlaceholderView
-          view="designer"
-          title="Designer"
-          issue={4}
-          summary="Draw workflows on a canvas: a palette of node types, connections, a properties panel generated from each type's schema, live validation, undo/redo, auto-layout and save as a new version."
-        />
-      );
+      return <DesignerView files={files} />;
     case 'dashboard':
-      return (
-        <PlaceholderView
-          view="dashboard"
-          title="Dashboard"
-          issue={5}
-          summary="Counts by status, throughput and latency per workflow, failures and dead letters."
-        />
-      );
+      return <DashboardView />;
     case 'instances':
       return <InstancesView />;
+    case 'approvals':
+      return <ApprovalsView />;
   }
 }
 
@@ -47,30 +46,45 @@ export function App({ files }: { files: FileAccess }) {
   const view = useUi((s) => s.view);
   const setView = useUi((s) => s.setView);
   useEffect(() => connectStores(stores), [stores]);
-  useEffect(() => stores.api.onCommand((command) => void runCommand(command, stores, files)), [stores, files]);
+  useEffect(
+    () => stores.api.onCommand((command) => void runCommand(command, stores, files)),
+    [stores, files],
+  );
   return (
-    <div className="app">
-      <header className="app-header">
-        <div className="brand">
-          <img src="./favicon.svg" alt="" width={22} height={22} />
-          <span>Runnel</span>
+    <MonitorProvider>
+      <div className="app">
+        <header className="app-header">
+          <div className="brand">
+            <img src="./favicon.svg" alt="" width={22} height={22} />
+            <span>Runnel</span>
+          </div>
+          <nav className="tabs" role="tablist" aria-label="Views">
+            {VIEWS.map((v) => (
+              <button
+                key={v}
+                type="button"
+                role="tab"
+                className={v === view ? 'tab active' : 'tab'}
+                aria-selected={v === view}
+                data-testid={`nav-${v}`}
+                onClick={() => setView(v)}
+              >
+                {VIEW_LABELS[v]}
+                {v === 'approvals' ? <ApprovalsBadge /> : null}
+              </button>
+            ))}
+          </nav>
+        </header>
+        <div className="app-body">
+          <Sidebar files={files} />
+          <main className="app-main" role="tabpanel" aria-label={VIEW_LABELS[view]}>
+            <CurrentView view={view} files={files} />
+          </main>
         </div>
-        <nav className="tabs" role="tablist" aria-label="Views">
-          {VIEWS.map((v) => (
-            <button key={v} type="button" role="tab" className={v === view ? 'tab active' : 'tab'} aria-selected={v === view} data-testid={`nav-${v}`} onClick={() => setView(v)}>
-              {VIEW_LABELS[v]}
-            </button>
-          ))}
-        </nav>
-      </header>
-      <div className="app-body">
-        <Sidebar files={files} />
-        <main className="app-main" role="tabpanel" aria-label={VIEW_LABELS[view]}>
-          <CurrentView view={view} />
-        </main>
+        <StatusBar />
+        <Toasts />
+        <Notifications />
       </div>
-      <StatusBar />
-      <Toasts />
-    </div>
+    </MonitorProvider>
   );
 }

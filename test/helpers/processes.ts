@@ -109,7 +109,7 @@ export function spawnWorker(opts: SpawnWorkerOptions): WorkerChild {
     RUNNEL_EXIT_WHEN_IDLE: opts.exitWhenIdle === false ? '0' : '1',
     ...(opts.leaseMs === undefined ? {} : { RUNNEL_LEASE_MS: String(opts.leaseMs) }),
     ...(opts.concurrency === undefined ? {} : { RUNNEL_CONCURRENCY: String(opts.concurrency) }),
-    ...(opts.faults === undefined ? {} : { RUNNEL_FAULTS: opts.faults }),
+    ...(opts.faults === undefined ? {} : { RUNNEL_FAULTS: opts.faults, RUNNEL_ENABLE_FAULTS: '1' }),
     ...(opts.synchronous === undefined ? {} : { RUNNEL_SYNCHRONOUS: opts.synchronous }),
     ...opts.env,
   };

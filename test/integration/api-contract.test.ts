@@ -411,6 +411,154 @@ describe('API contract: every channel round-trips through the browser host', () 
       instances: 2,
       liveInstances: 0,
     });
+    // nothing waits now; dead letters name their workflow
+    expect(m.oldestWaiting).toBeNull();
+    expect(m.deadLetters.find((d) => d.workflow === 'api-fail')).toMatchObject({ node_id: 'boom' });
+  });
+
+  it('instance:list answers "why is it stuck" per row: current node, attempt n of m, waiting for, reason', async () => {
+    const failed = await h.value<Output<'instance:list'>>('instance:list', { status: ['FAILED'] });
+    expect(failed.items).toHaveLength(1);
+    expect(failed.items[0]).toMatchObject({ id: ids.failed, currentNodes: ['boom'], waitingFor: null, nextRetryAt: null });
+    expect(failed.items[0]?.attempt).toBeGreaterThanOrEqual(2);
+    expect(failed.items[0]?.reason).toMatch(/boom|fail/i);
+    // by node, by id list, and rows newer than an id (oldest first)
+    expect((await h.value<Output<'instance:list'>>('instance:list', { node: 'boom' })).items.map((i) => i.id)).toEqual([ids.failed]);
+    const byIds = await h.value<Output<'instance:list'>>('instance:list', { ids: [ids.purchase ?? 0, ids.cancelled ?? 0] });
+    expect(byIds.items.map((i) => i.id)).toEqual([ids.cancelled, ids.purchase]);
+    const newer = await h.value<Output<'instance:list'>>('instance:list', { afterId: ids.purchase ?? 0 });
+    expect(newer.items.map((i) => i.id)).toEqual([ids.suspended, ids.failed, ids.cancelled]);
+  });
+
+  it('instance:approvals lists waiting approvals with prompt, assignee and since; the list and metrics see them waiting', async () => {
+    const { id } = await h.value<Output<'instance:start'>>('instance:start', { workflow: 'purchase-approval', businessKey: 'PO-9' });
+    ids.waiting = id;
+    await waitFor(h, id, ['WAITING']);
+    const inbox = await h.value<Output<'instance:approvals'>>('instance:approvals');
+    expect(inbox.total).toBe(1);
+    expect(inbox.items[0]).toMatchObject({ instanceId: id, nodeId: 'approve', nodeName: 'Manager approval', assignee: 'purchasing-manager', businessKey: 'PO-9', workflowVersion: 2 });
+    expect(inbox.items[0]?.prompt).toMatch(/^Approve 3 line item\(s\)/);
+    expect(inbox.items[0]?.form).toMatchObject({ type: 'object' });
+    expect(inbox.items[0]?.since).toBeGreaterThan(0);
+    expect(inbox.items[0]?.timeoutAt).toBeGreaterThan(inbox.items[0]?.since ?? 0);
+    expect((await h.value<Output<'instance:approvals'>>('instance:approvals', { workflow: 'api-fail' })).total).toBe(0);
+
+    const waiting = await h.value<Output<'instance:list'>>('instance:list', { waitingFor: 'approval' });
+    expect(waiting.items.map((i) => i.id)).toEqual([id]);
+    expect(waiting.items[0]).toMatchObject({ currentNodes: ['approve'], waitingFor: 'approval', attempt: 1, maxAttempts: 1 });
+    expect(waiting.counts).toEqual({ WAITING: 1 });
+    const m = await h.value<Output<'metrics:get'>>('metrics:get');
+    expect(m.oldestWaiting).toMatchObject({ id, waitingFor: 'approval', currentNodes: ['approve'] });
+  });
+
+  it('instance:bulk counts first, then touches exactly that set, each recorded with its actor', async () => {
+    const dry = await h.value<Output<'instance:bulk'>>('instance:bulk', { action: 'cancel', filter: { workflow: 'purchase-approval' } });
+    expect(dry).toMatchObject({ action: 'cancel', dryRun: true, matched: 1, sample: [ids.waiting], affected: 0 });
+    const retryDry = await h.value<Output<'instance:bulk'>>('instance:bulk', { action: 'retry', filter: {}, dryRun: true });
+    expect(retryDry).toMatchObject({ matched: 1, sample: [ids.failed] });
+    // an instance started after the preview is not touched
+    const { id: later } = await h.value<Output<'instance:start'>>('instance:start', { workflow: 'purchase-approval' });
+    await waitFor(h, later, ['WAITING']);
+    const done = await h.value<Output<'instance:bulk'>>('instance:bulk', { action: 'cancel', filter: { workflow: 'purchase-approval' }, dryRun: false, upToId: dry.upToId, actor: 'bulk-op' });
+    expect(done).toMatchObject({ dryRun: false, matched: 1, affected: 1, skipped: 0 });
+    expect((await waitFor(h, ids.waiting ?? 0, ['CANCELLED'])).status).toBe('CANCELLED');
+    expect((await h.value<Instance>('instance:get', { id: later })).status).toBe('WAITING');
+    const history = await h.value<Output<'instance:history'>>('instance:history', { id: ids.waiting ?? 0 });
+    expect(history.events.find((e) => e.type === 'instance.cancel_requested')?.actor).toBe('bulk-op');
+    await h.value('instance:cancel', { id: later });
+  });
+
+  it('metrics:series buckets throughput and P50/P99 over time from the instances\' timestamps', async () => {
+    const all = await h.value<Output<'instance:list'>>('instance:list', { withCounts: false });
+    const first = Math.min(...all.items.map((i) => i.createdAt));
+    const r = await h.value<Output<'metrics:series'>>('metrics:series', { from: first - 60_000, bucketMs: 60_000 });
+    expect(r.bucketMs).toBe(60_000);
+    expect(r.points.length).toBeGreaterThanOrEqual(2);
+    expect(r.points.every((p, i) => p.t === r.from + i * 60_000)).toBe(true);
+    const sum = (k: 'completed' | 'failed' | 'cancelled' | 'started') => r.points.reduce((a, p) => a + p[k], 0);
+    expect(sum('completed')).toBe(2);
+    expect(sum('failed')).toBe(1);
+    expect(sum('started')).toBe(all.items.length);
+    const withP = r.points.filter((p) => p.p50Ms !== null);
+    expect(withP.length).toBeGreaterThan(0);
+    expect(withP.every((p) => (p.p99Ms ?? 0) >= (p.p50Ms ?? 0))).toBe(true);
+    // the default is the last hour in one-minute buckets; too many buckets are refused
+    expect((await h.value<Output<'metrics:series'>>('metrics:series')).points).toHaveLength(60);
+    expect(await h.call('metrics:series', { from: 0, bucketMs: 1000 })).toMatchObject({ ok: false, error: { code: 'INVALID_INPUT' } });
+  });
+});
+
+describe('API contract: the designer\'s workflow channels (positions, rename, delete)', () => {
+  let h: TestHost;
+  beforeAll(async () => {
+    h = await startTestHost();
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  it('workflow:save keeps moved positions without a new version; a save without ui keeps them too', async () => {
+    // given
+    const first = await h.value<Output<'workflow:save'>>('workflow:save', { definition: purchase });
+    // when
+    const moved = { ...purchase, ui: { positions: { total: { x: 10, y: 20 } } } };
+    const again = await h.value<Output<'workflow:save'>>('workflow:save', { definition: moved });
+    const { ui: _ui, ...bare } = purchase;
+    const withoutUi = await h.value<Output<'workflow:save'>>('workflow:save', { definition: bare });
+    // then
+    expect(again).toMatchObject({ version: first.version, created: false });
+    expect(withoutUi).toMatchObject({ version: first.version, created: false });
+    const got = await h.value<Output<'workflow:get'>>('workflow:get', { name: 'purchase-approval' });
+    expect(got.definition.ui).toEqual({ positions: { total: { x: 10, y: 20 } } });
+  });
+
+  it('workflow:rename moves every version and its instances; refuses a taken name', async () => {
+    // given: two versions, one finished instance, and another workflow
+    await h.value('workflow:save', { definition: { ...purchase, description: 'v2' } });
+    const started = await h.value<Output<'instance:start'>>('instance:start', { workflow: 'purchase-approval', variables: { requester: 'Ada' } });
+    await waitFor(h, started.id, ['WAITING']);
+    await h.value('instance:approve', { id: started.id, nodeId: 'approve', approved: true });
+    await waitFor(h, started.id, ['COMPLETED']);
+    await h.value('workflow:save', { definition: suspendWf });
+    // when
+    const renamed = await h.value<Output<'workflow:rename'>>('workflow:rename', { name: 'purchase-approval', newName: 'buy 🛒 承認' });
+    // then
+    expect(renamed).toEqual({ name: 'buy 🛒 承認', versions: 2 });
+    const names = (await h.value<Output<'workflow:list'>>('workflow:list')).map((w) => w.name);
+    expect(names).toEqual(['api-suspend', 'buy 🛒 承認']);
+    const v1 = await h.value<Output<'workflow:get'>>('workflow:get', { name: 'buy 🛒 承認', version: 1 });
+    expect(v1.definition.name).toBe('buy 🛒 承認');
+    expect(await h.value<Output<'instance:get'>>('instance:get', { id: started.id })).toMatchObject({ workflow: 'buy 🛒 承認', workflowVersion: 2 });
+    expect(await h.call('workflow:rename', { name: 'buy 🛒 承認', newName: 'api-suspend' })).toMatchObject({ ok: false, error: { code: 'CONFLICT' } });
+    expect(await h.call('workflow:rename', { name: 'nobody', newName: 'x' })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
+    // a rename changes no meaning: saving the renamed definition again makes no version
+    const same = await h.value<Output<'workflow:save'>>('workflow:save', { definition: { ...v1.definition, description: 'v2' } });
+    expect(same).toMatchObject({ version: 2, created: false });
+  });
+
+  it('workflow:delete refuses while an instance is live, then hides the workflow; the name is free again', async () => {
+    // given: a live (waiting) instance
+    const live = await h.value<Output<'instance:start'>>('instance:start', { workflow: 'buy 🛒 承認', variables: { requester: 'Bo' } });
+    await waitFor(h, live.id, ['WAITING']);
+    // when / then: refused, naming the count
+    const refused = await h.call('workflow:delete', { name: 'buy 🛒 承認' });
+    expect(refused).toMatchObject({ ok: false, error: { code: 'INVALID_STATE', details: { liveInstances: 1 } } });
+    // when the instance ends, the delete goes through
+    await h.value('instance:cancel', { id: live.id });
+    expect(await h.value<Output<'workflow:delete'>>('workflow:delete', { name: 'buy 🛒 承認' })).toEqual({ name: 'buy 🛒 承認', versions: 2 });
+    // then: gone by name, the finished instances still read with their version
+    expect((await h.value<Output<'workflow:list'>>('workflow:list')).map((w) => w.name)).toEqual(['api-suspend']);
+    expect(await h.call('workflow:get', { name: 'buy 🛒 承認' })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
+    expect(await h.call('instance:start', { workflow: 'buy 🛒 承認' })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
+    expect(await h.value<Output<'instance:get'>>('instance:get', { id: live.id })).toMatchObject({ status: 'CANCELLED', workflow: 'buy 🛒 承認', workflowVersion: 2 });
+    expect(await h.call('workflow:delete', { name: 'buy 🛒 承認' })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
+    // a new workflow of the name numbers its versions after the deleted ones
+    const reborn = await h.value<Output<'workflow:save'>>('workflow:save', { definition: { ...purchase, name: 'buy 🛒 承認' } });
+    expect(reborn).toMatchObject({ version: 3, created: true });
+    expect((await h.value<Output<'workflow:versions'>>('workflow:versions', { name: 'buy 🛒 承認' })).map((v) => v.version)).toEqual([3]);
+    // renaming onto a name only deleted workflows used is refused (their instances still show it)
+    await h.value('workflow:delete', { name: 'buy 🛒 承認' });
+    expect(await h.call('workflow:rename', { name: 'api-suspend', newName: 'buy 🛒 承認' })).toMatchObject({ ok: false, error: { code: 'CONFLICT' } });
   });
 });
 
@@ -453,6 +601,15 @@ const badInputs: Record<Channel, { payload: unknown; field: string }[]> = {
     { payload: { text: HUGE }, field: 'text' },
     { payload: { text: 'name: x', fileName: `${'f'.repeat(300)}.yaml` }, field: 'fileName' },
   ],
+  'workflow:rename': [
+    { payload: { name: 'purchase-approval' }, field: 'newName' },
+    { payload: { name: 'purchase-approval', newName: '' }, field: 'newName' },
+    { payload: { name: 'purchase-approval', newName: 'n'.repeat(201) }, field: 'newName' },
+  ],
+  'workflow:delete': [
+    { payload: {}, field: 'name' },
+    { payload: { name: 'purchase-approval', force: true }, field: 'force' },
+  ],
   'node:types': [
     { payload: { group: 'Core' }, field: 'group' },
     { payload: [], field: '(input)' },
@@ -472,6 +629,8 @@ const badInputs: Record<Channel, { payload: unknown; field: string }[]> = {
     { payload: { text: 't'.repeat(10_001) }, field: 'text' },
     { payload: { beforeId: -1 }, field: 'beforeId' },
     { payload: { createdFrom: 'yesterday' }, field: 'createdFrom' },
+    { payload: { waitingFor: 'godot' }, field: 'waitingFor' },
+    { payload: { ids: [0] }, field: 'ids[0]' },
   ],
   'instance:get': [
     { payload: {}, field: 'id' },
@@ -505,6 +664,22 @@ const badInputs: Record<Channel, { payload: unknown; field: string }[]> = {
     { payload: { id: 1, nodeId: 'approve', approved: true, comment: 'c'.repeat(10_001) }, field: 'comment' },
   ],
   'metrics:get': [{ payload: { since: 0 }, field: 'since' }],
+  'instance:approvals': [
+    { payload: { limit: 0 }, field: 'limit' },
+    { payload: { workflow: 5 }, field: 'workflow' },
+  ],
+  'instance:bulk': [
+    { payload: {}, field: 'action' },
+    { payload: { action: 'delete' }, field: 'action' },
+    { payload: { action: 'cancel', filter: { status: ['NOPE'] } }, field: 'filter.status[0]' },
+    { payload: { action: 'cancel', filter: { nope: 1 } }, field: 'filter.nope' },
+    { payload: { action: 'retry', dryRun: 'no' }, field: 'dryRun' },
+    { payload: { action: 'cancel', dryRun: false, upToId: -1 }, field: 'upToId' },
+  ],
+  'metrics:series': [
+    { payload: { bucketMs: 10 }, field: 'bucketMs' },
+    { payload: { from: 'an hour ago' }, field: 'from' },
+  ],
 };
 
 describe('API contract: bad input on every channel', () => {

@@ -163,7 +163,7 @@ describe('runnel: bad input exits 2 with a clear message and writes nothing', ()
     const r = await runCli(...args, '--db', db);
     expect(r.code).toBe(2);
     expect(r.stderr).toBe(
-      `error: NOT_FOUND: database file ${db} does not exist (run "runnel init" or pass --db)\n`,
+      `error: NOT_FOUND: database file ${db} does not exist (run "npx runnel init" or pass --db)\n`,
     );
     expect(filesIn(tmp.dir)).toEqual(['broken.workflow.json']);
   });

@@ -254,7 +254,11 @@ describe('http node', () => {
       '/relative',
       'not a url',
     ]) {
-      const err = await failure(request({ url }));
+      // the config schema refuses a literal one (so validation does), and the handler checks again
+      // what a template rendered
+      expect(HttpConfigSchema.safeParse({ url }).success).toBe(false);
+      const unchecked = { ...HttpConfigSchema.parse({ url: 'http://x/' }), url };
+      const err = await failure(httpNode.execute(makeContext<HttpConfig>({ config: unchecked })));
       expect(err.code).toBe('INVALID_INPUT');
       expect(err.retryable).toBe(false);
       expect(err.message).toContain(url);

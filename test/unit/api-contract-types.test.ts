@@ -41,6 +41,7 @@ describe('contract types', () => {
       name: string;
       version: number;
       created: boolean;
+      uiUpdated?: true;
     }>();
     expectTypeOf<Output<'workflow:get'>['definition']['nodes'][number]['id']>().toEqualTypeOf<string>();
     expectTypeOf<Result<number>>().toEqualTypeOf<

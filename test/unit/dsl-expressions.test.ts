@@ -130,7 +130,7 @@ describe('templates', () => {
   it('stringifies values inside surrounding text', async () => {
     const input = {
       url: '{{ baseUrl }}/devices/{{ deviceId }}',
-      label: 'limits={{ limits }} missing=[{{ nothing }}] v={{ targetVersion }}',
+      label: 'limits={{ limits }} missing=[{{ $exists(nothing) ? nothing : "" }}] v={{ targetVersion }}',
     };
     const rendered = await renderTemplates(input, scope);
     expect(rendered).toEqual({

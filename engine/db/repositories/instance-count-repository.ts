@@ -6,11 +6,11 @@
  * `status` and paging.
  */
 import type Database from 'better-sqlite3';
-import type { InstanceFilter } from './instance-repository';
+import { buildInstanceWhere, type InstanceFilter } from './instance-repository';
 import type { Stmt } from './runtime-repository';
 
 /** The filter {@link InstanceCountRepository.countByStatus} takes: a list filter without status and paging. */
-export type InstanceCountFilter = Omit<InstanceFilter, 'status' | 'beforeId' | 'limit'>;
+export type InstanceCountFilter = Omit<InstanceFilter, 'status' | 'beforeId' | 'afterId' | 'upToId' | 'ids' | 'limit'>;
 
 /** Prepared count queries; see {@link createInstanceCountRepository}. */
 export type InstanceCountRepository = ReturnType<typeof createInstanceCountRepository>;
@@ -21,38 +21,14 @@ export function createInstanceCountRepository(db: Database.Database) {
   return {
     /**
      * Instance count per status among instances matching `filter` (statuses with none are absent).
-     * Times are epoch ms, inclusive; `text` matches the id, the business key or the error text.
+     * The filter means what it means for the list (`buildInstanceWhere`): one meaning for both.
      */
     countByStatus(filter: InstanceCountFilter = {}): Record<string, number> {
-      const where: string[] = [];
-      const params: unknown[] = [];
-      if (filter.workflow !== undefined) {
-        where.push('w.name = ?');
-        params.push(filter.workflow);
-      }
-      if (filter.workflowVersion !== undefined) {
-        where.push('w.version = ?');
-        params.push(filter.workflowVersion);
-      }
-      if (filter.createdFrom !== undefined) {
-        where.push('i.created_at >= ?');
-        params.push(filter.createdFrom);
-      }
-      if (filter.createdTo !== undefined) {
-        where.push('i.created_at <= ?');
-        params.push(filter.createdTo);
-      }
-      if (filter.text !== undefined && filter.text !== '') {
-        where.push(
-          `(CAST(i.id AS TEXT) = ? OR i.business_key LIKE ? ESCAPE '\\' OR i.error_json LIKE ? ESCAPE '\\')`,
-        );
-        const like = `%${filter.text.replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
-        params.push(filter.text, like, like);
-      }
+      const { terms, params, joinWorkflow } = buildInstanceWhere(filter, { status: false, paging: false });
       // Without a workflow filter the join is not needed: the plain GROUP BY uses the status index.
-      const join = where.some((w) => w.includes('w.')) ? 'JOIN workflow w ON w.id = i.workflow_id' : '';
+      const join = joinWorkflow ? 'JOIN workflow w ON w.id = i.workflow_id' : '';
       const sql = `SELECT i.status AS status, count(*) AS count FROM instance i ${join}
-        ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} GROUP BY i.status`;
+        ${terms.length > 0 ? `WHERE ${terms.join(' AND ')}` : ''} GROUP BY i.status`;
       let stmt = cache.get(sql);
       if (!stmt) {
         stmt = db.prepare<unknown[], { status: string; count: number }>(sql);

@@ -117,10 +117,9 @@ export function createRuntimeRepository(db: Database.Database) {
     heartbeat: prep<[number, number, number, string, number]>(
       `UPDATE schedule SET next_run_at = ?, lease_expires_at = ? WHERE id = ? AND lease_owner = ? AND version = ?`,
     ),
-    scheduleById: prep<[number], ScheduleRow>(
-      `SELECT id, instance_id, node_id, kind, next_run_at, retry_count, lease_owner, version FROM schedule WHERE id = ?`,
-    ),
     deleteSchedule: prep<[number]>(`DELETE FROM schedule WHERE id = ?`),
+    /** Deletes a claimed row only while this owner still holds that claim (changes = 0: the lease was lost). */
+    deleteLeased: prep<[number, string, number]>(`DELETE FROM schedule WHERE id = ? AND lease_owner = ? AND version = ?`),
     deleteInstanceSchedule: prep<[number]>(`DELETE FROM schedule WHERE instance_id = ?`),
     deleteUnleasedInstanceSchedule: prep<[number]>(
       `DELETE FROM schedule WHERE instance_id = ? AND lease_owner IS NULL AND kind IN ('run', 'timer', 'timeout')`,
@@ -153,8 +152,21 @@ export function createRuntimeRepository(db: Database.Database) {
       `UPDATE instance SET status = ?, error_json = coalesce(?, error_json), ended_at = ?, updated_at = ?,
               suspension_json = NULL, version = version + 1 WHERE id = ?`,
     ),
+    /** SUSPENDs an instance; one already SUSPENDED keeps the incident it shows (the others wait their turn). */
     suspendInstance: prep<[string, number, number]>(
-      `UPDATE instance SET status = 'SUSPENDED', suspension_json = ?, updated_at = ?, version = version + 1 WHERE id = ?`,
+      `UPDATE instance SET status = 'SUSPENDED',
+              suspension_json = CASE WHEN status = 'SUSPENDED' AND suspension_json IS NOT NULL THEN suspension_json ELSE ? END,
+              updated_at = ?, version = version + 1 WHERE id = ?`,
+    ),
+    /** Marks a failed node as an open incident (it waits for a person's resume). */
+    markIncident: prep<[number, string]>(
+      `UPDATE node_state SET wait_json = '{"kind":"incident"}' WHERE instance_id = ? AND node_id = ?`,
+    ),
+    /** Open incidents of an instance other than `node_id`, oldest first. */
+    otherIncidents: prep<[number, string], { node_id: string; error_json: string | null; attempt: number; ended_at: number | null }>(
+      `SELECT node_id, error_json, attempt, ended_at FROM node_state
+        WHERE instance_id = ? AND node_id <> ? AND status = 'FAILED' AND wait_json = '{"kind":"incident"}'
+        ORDER BY ended_at, node_id`,
     ),
     startCompensating: prep<[string, string | null, number, number]>(
       `UPDATE instance SET status = 'COMPENSATING', end_status = ?, error_json = coalesce(?, error_json),
@@ -177,9 +189,11 @@ export function createRuntimeRepository(db: Database.Database) {
     setNodeStatus: prep<[string, number, string]>(
       `UPDATE node_state SET status = ?, version = version + 1 WHERE instance_id = ? AND node_id = ?`,
     ),
+    /** Marks a node COMPLETED; its completed_seq is the instance's next (compensation runs in reverse of it). */
     completeNode: prep<[string, number, number, number, string]>(
       `UPDATE node_state SET status = 'COMPLETED', output_json = ?, error_json = NULL, wait_json = NULL, ended_at = ?,
-              completed_seq = ?, version = version + 1 WHERE instance_id = ? AND node_id = ?`,
+              completed_seq = (SELECT coalesce(max(completed_seq), 0) + 1 FROM node_state WHERE instance_id = ?),
+              version = version + 1 WHERE instance_id = ? AND node_id = ?`,
     ),
     failNode: prep<[string, string, number, number, string]>(
       `UPDATE node_state SET status = ?, error_json = ?, ended_at = ?, version = version + 1
@@ -197,14 +211,15 @@ export function createRuntimeRepository(db: Database.Database) {
       `UPDATE node_state SET pending_in = pending_in - 1, taken_in = taken_in + ?, version = version + 1
         WHERE instance_id = ? AND node_id = ? RETURNING pending_in, taken_in, status`,
     ),
-    maxSeq: prep<[number], { seq: number | null }>(
-      `SELECT max(completed_seq) AS seq FROM node_state WHERE instance_id = ?`,
+    /** Open nodes (OPEN_NODE_STATUSES) and active ones (READY or RUNNING) of an instance, in one row. */
+    openCounts: prep<[number], { open: number; active: number }>(
+      `SELECT count(*) FILTER (WHERE status IN ('PENDING', 'READY', 'RUNNING', 'WAITING', 'RETRYING')) AS open,
+              count(*) FILTER (WHERE status IN ('READY', 'RUNNING')) AS active
+         FROM node_state WHERE instance_id = ?`,
     ),
-    nodeCounts: prep<[number], { status: string; n: number }>(
-      `SELECT status, count(*) AS n FROM node_state WHERE instance_id = ? GROUP BY status`,
-    ),
-    completedOutputs: prep<[number], { node_id: string; output_json: string | null }>(
-      `SELECT node_id, output_json FROM node_state WHERE instance_id = ? AND status IN ('COMPLETED', 'COMPENSATING', 'COMPENSATED')`,
+    completedOutputs: prep<[number], { node_id: string; status: string; output_json: string | null; error_json: string | null }>(
+      `SELECT node_id, status, output_json, error_json FROM node_state WHERE instance_id = ?
+          AND status IN ('COMPLETED', 'COMPENSATING', 'COMPENSATED', 'FAILED')`,
     ),
     openNodes: prep<[number], { node_id: string; status: string }>(
       `SELECT node_id, status FROM node_state WHERE instance_id = ? AND status IN ('PENDING', 'READY', 'RUNNING', 'WAITING', 'RETRYING')`,

@@ -3,7 +3,7 @@
  * (`workflow-list`, items `workflow-item-<name>`), plus Import and Export.
  */
 import { importWorkflow, exportWorkflow, type FileAccess } from '../commands';
-import { useStores, useWorkflows } from '../hooks';
+import { useStores, useUi, useWorkflows } from '../hooks';
 
 /** The sidebar; `files` is how a browser picks and saves files. */
 export function Sidebar({ files }: { files: FileAccess }) {
@@ -12,18 +12,22 @@ export function Sidebar({ files }: { files: FileAccess }) {
   const status = useWorkflows((s) => s.status);
   const selected = useWorkflows((s) => s.selected);
   const select = useWorkflows((s) => s.select);
+  // The Designer has its own Import and Export (of the drawing, saved or not): one of each on screen.
+  const designer = useUi((s) => s.view === 'designer');
   return (
     <aside className="sidebar" aria-label="Workflows">
       <div className="sidebar-header">
         <h2>Workflows</h2>
-        <div className="sidebar-actions">
-          <button type="button" data-testid="import-workflow" title="Import a workflow file (JSON or YAML)" onClick={() => void importWorkflow(stores, files)}>
-            Import
-          </button>
-          <button type="button" data-testid="export-workflow" title="Export the selected workflow as JSON" disabled={selected === undefined} onClick={() => void exportWorkflow(stores, files)}>
-            Export
-          </button>
-        </div>
+        {designer ? null : (
+          <div className="sidebar-actions">
+            <button type="button" data-testid="import-workflow" title="Import a workflow file (JSON or YAML)" onClick={() => void importWorkflow(stores, files)}>
+              Import
+            </button>
+            <button type="button" data-testid="export-workflow" title="Export the selected workflow as JSON" disabled={selected === undefined} onClick={() => void exportWorkflow(stores, files)}>
+              Export
+            </button>
+          </div>
+        )}
       </div>
       <ul className="workflow-list" data-testid="workflow-list" data-status={status}>
         {items.map((w) => (

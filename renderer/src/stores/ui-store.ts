@@ -6,11 +6,11 @@
  */
 import { createStore, type StoreApi } from 'zustand/vanilla';
 
-/** The app's three views. */
-export type View = 'designer' | 'instances' | 'dashboard';
+/** The app's views. */
+export type View = 'designer' | 'instances' | 'approvals' | 'dashboard';
 
 /** Every view, in tab order. */
-export const VIEWS: readonly View[] = ['designer', 'instances', 'dashboard'];
+export const VIEWS: readonly View[] = ['designer', 'instances', 'approvals', 'dashboard'];
 
 /** One error toast: a failed call's code and message. */
 export interface Toast {
@@ -26,6 +26,13 @@ export interface UiState {
   view: View;
   toasts: Toast[];
   setView(view: View): void;
+  /**
+   * The instance a view asked to show (the Designer's Run button sets it, then switches to
+   * Instances); the monitor opens it and clears it.
+   */
+  focusedInstance: number | undefined;
+  /** Switches to Instances focused on instance `id` (undefined clears the focus). */
+  focusInstance(id: number | undefined): void;
   /** Adds a toast (the oldest goes beyond {@link MAX_TOASTS}); returns its id. */
   pushToast(toast: Omit<Toast, 'id'>): number;
   dismissToast(id: number): void;
@@ -41,6 +48,8 @@ export function createUiStore(initialView: View = 'instances'): StoreApi<UiState
     view: initialView,
     toasts: [],
     setView: (view) => set({ view }),
+    focusedInstance: undefined,
+    focusInstance: (id) => set(id === undefined ? { focusedInstance: undefined } : { focusedInstance: id, view: 'instances' }),
     pushToast: (toast) => {
       const id = nextId++;
       set((s) => ({ toasts: [...s.toasts, { ...toast, id }].slice(-MAX_TOASTS) }));

@@ -1,0 +1,346 @@
+/**
+ * The benchmark's report: the results of one run, the targets of issue 6 computed from them
+ * (always as ratios within the run), and the table `npm run bench` prints.
+ */
+import type { EngineFootprint, EngineOpenLoop, EngineThroughput } from './engine-run';
+import type { RawFootprint, RawOpenLoop, RawThroughput } from './raw';
+import type { LatencySummary } from './stats';
+
+/** Everything one run measured (bench/results/latest.json). */
+export interface Report {
+  mode: 'quick' | 'full';
+  at: string;
+  seconds: number;
+  machine: Record<string, unknown>;
+  config: Record<string, number>;
+  /** Raw closed loop by `${sync}-${k}`. */
+  raw: Record<string, RawThroughput>;
+  rawFootprint: RawFootprint;
+  /** Engine closed loop by `${sync}-${workflow}`. */
+  engine: Record<string, EngineThroughput>;
+  engineFootprint: EngineFootprint;
+  /** The same with bare `pass` nodes, which store their input (the variables) as their result. */
+  engineFootprintEcho: EngineFootprint;
+  /** Raw with the large population: capacity, then an open loop with the engine's arrivals. */
+  rawScale: Record<
+    string,
+    {
+      closed: RawThroughput;
+      open: RawOpenLoop;
+      peakRssBytes: number;
+      peakWalBytes: number;
+    }
+  >;
+  engineScale: Record<
+    string,
+    {
+      closed: EngineThroughput;
+      open: EngineOpenLoop;
+      peakRssBytes: number;
+      peakWalBytes: number;
+      /** Open loops run: a second one after measuring the capacity again when the first did not keep up. */
+      attempts?: number;
+    }
+  >;
+  engineSmall: EngineThroughput;
+  api:
+    | { list: LatencySummary; filter: LatencySummary; get: LatencySummary; engineTransitionsPerSec: number }
+    | undefined;
+  multi: { workers: number; transitionsPerSec: number; service: LatencySummary; lockWait: LatencySummary }[];
+  targets?: Target[];
+}
+
+/** One target of issue 6 with its verdict. */
+export interface Target {
+  name: string;
+  value: string;
+  limit: string;
+  pass: boolean | undefined;
+}
+
+/** A table row: a measurement, its value, its ratio to the baseline named, and a verdict. */
+interface Row {
+  what: string;
+  value: string;
+  ratio?: string;
+  target?: string;
+  result?: string;
+}
+
+const num = (n: number) => Math.round(n).toLocaleString('en-US');
+const ms = (n: number) => (n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2));
+const x = (n: number) => `${n.toFixed(2)}×`;
+const mib = (b: number) => `${(b / 2 ** 20).toFixed(1)} MiB`;
+const lat = (l: LatencySummary) => `${ms(l.p50)} / ${ms(l.p99)} / ${ms(l.max)} ms`;
+const verdict = (ok: boolean): 'PASS' | 'MISS' => (ok ? 'PASS' : 'MISS');
+
+/** The rows and targets of `r`. */
+export function evaluate(r: Report): { sections: [string, Row[]][]; targets: Target[]; notes: string[] } {
+  const targets: Target[] = [];
+  const notes: string[] = [];
+  const target = (name: string, value: string, limit: string, pass: boolean | undefined) => {
+    targets.push({ name, value, limit, pass });
+    return pass === undefined ? 'n/a' : verdict(pass);
+  };
+  const pop = num(r.config.population ?? 0);
+  const sections: [string, Row[]][] = [];
+
+  const rawRows: Row[] = [];
+  for (const sync of ['FULL', 'NORMAL']) {
+    for (const k of [1, 32]) {
+      const t = r.raw[`${sync}-${k}`];
+      if (t)
+        rawRows.push({
+          what: `raw ${sync}, ${k === 1 ? '1 step' : `${k} steps`}/transaction (${num(t.population)} live)`,
+          value: `${num(t.stepsPerSec)} steps/s`,
+          ratio: `txn P99 ${ms(t.txn.p99)} ms`,
+        });
+    }
+  }
+  sections.push([
+    `1. Raw baseline${(r.config.repeats ?? 1) > 1 ? ` (best of ${r.config.repeats} runs)` : ''}`,
+    rawRows,
+  ]);
+
+  const tpRows: Row[] = [];
+  for (const sync of ['FULL', 'NORMAL']) {
+    const gc = r.raw[`${sync}-32`];
+    const one = r.raw[`${sync}-1`];
+    for (const wf of ['linear', 'fanout', 'retry']) {
+      const e = r.engine[`${sync}-${wf}`];
+      if (!e || !gc || !one) continue;
+      const ratio = e.transitionsPerSec / gc.stepsPerSec;
+      const row: Row = {
+        what: `engine ${sync}, ${e.instances} × ${wf === 'linear' ? '3-node linear' : wf === 'fanout' ? 'fan-out 10 + join' : 'fails twice, then passes'}`,
+        value: `${num(e.transitionsPerSec)} trans/s, ${num(e.instancesPerSec)} inst/s`,
+        ratio: `${x(ratio)} raw gc, ${x(e.transitionsPerSec / one.stepsPerSec)} raw 1/txn`,
+      };
+      if (sync === 'FULL' && wf === 'linear') {
+        row.target = '≥ 0.60× raw gc';
+        row.result = target('transitions/s FULL ≥ 0.6× raw group commit', x(ratio), '0.60×', ratio >= 0.6);
+      }
+      tpRows.push(row);
+    }
+  }
+  sections.push([
+    `2. Engine throughput${(r.config.repeats ?? 1) > 1 ? ` (best of ${r.config.repeats} runs, as the raw rows)` : ''}`,
+    tpRows,
+  ]);
+
+  const latRows: Row[] = [];
+  for (const sync of ['FULL', 'NORMAL']) {
+    const rs = r.rawScale[sync];
+    const es = r.engineScale[sync];
+    if (!rs || !es) continue;
+    const same = rs.open;
+    latRows.push({
+      what: `raw ${sync} due→committed, same arrivals (${num(same.ratePerSec)} inst/s)`,
+      value: lat(same.dueToCommitted),
+    });
+    latRows.push({ what: `raw ${sync} service, same arrivals`, value: lat(same.service) });
+    const p99 = es.open.dueToCommitted.p99;
+    const ratio = p99 / same.dueToCommitted.p99;
+    latRows.push({
+      what: `engine ${sync} due→committed (${num(es.open.ratePerSec)} inst/s = 50% of its capacity)`,
+      value: lat(es.open.dueToCommitted),
+      ratio: `P99 ${x(ratio)} raw`,
+      target: '≤ 30 ms, ≤ 2× raw',
+      result: target(
+        `P99 due→committed ${sync} at ${pop} live, 50% load`,
+        `${ms(p99)} ms, ${x(ratio)} raw (same arrivals)`,
+        '≤ 30 ms and ≤ 2.00× raw',
+        p99 <= 30 && ratio <= 2,
+      ),
+    });
+    if (es.open.drainMs > 1000) {
+      notes.push(
+        `engine ${sync} open loop: the last arrivals committed ${(es.open.drainMs / 1000).toFixed(1)} s late — it did not keep up, ` +
+          `so the machine slowed after its capacity was measured (${es.attempts ?? 1} attempt(s)); rerun for a latency figure`,
+      );
+    }
+    const byNode = Object.entries(es.open.dueByNode)
+      .map(([node, l]) => `${node} ${ms(l.p99)}`)
+      .join(', ');
+    latRows.push({ what: `  engine ${sync} due→committed P99 by node (ms)`, value: byNode });
+    latRows.push({
+      what: `engine ${sync} service (claim → outcome committed)`,
+      value: lat(es.open.service),
+      ratio: `P99 ${x(es.open.service.p99 / same.service.p99)} raw`,
+    });
+  }
+  sections.push([
+    `3. Latency: ${pop} live, arrivals at ${Math.round((r.config.load ?? 0.5) * 100)}% of capacity`,
+    latRows,
+  ]);
+
+  const scaleRows: Row[] = [];
+  const big = r.engineScale.FULL?.closed;
+  if (big) {
+    const ratio = big.transitionsPerSec / r.engineSmall.transitionsPerSec;
+    scaleRows.push({
+      what: `engine FULL capacity, ${num(r.engineSmall.population)} live`,
+      value: `${num(r.engineSmall.transitionsPerSec)} trans/s`,
+    });
+    scaleRows.push({
+      what: `engine FULL capacity, ${pop} live`,
+      value: `${num(big.transitionsPerSec)} trans/s`,
+      ratio: `${x(ratio)} of ${num(r.engineSmall.population)} live`,
+      target: '≥ 0.90×',
+      result: target(
+        `transitions/s FULL at ${pop} live vs ${num(r.engineSmall.population)} live`,
+        x(ratio),
+        '0.90×',
+        ratio >= 0.9,
+      ),
+    });
+  }
+  const rawBig = r.rawScale.FULL?.closed;
+  const rawSmall = r.raw['FULL-32'];
+  if (rawBig && rawSmall)
+    scaleRows.push({
+      what: `raw FULL capacity (32/txn), ${pop} live`,
+      value: `${num(rawBig.stepsPerSec)} steps/s`,
+      ratio: `${x(rawBig.stepsPerSec / rawSmall.stepsPerSec)} of ${num(rawSmall.population)} live`,
+    });
+  for (const sync of ['FULL', 'NORMAL']) {
+    const es = r.engineScale[sync];
+    const rs = r.rawScale[sync];
+    if (!es || !rs) continue;
+    const ratio = es.peakRssBytes / rs.peakRssBytes;
+    scaleRows.push({
+      what: `peak RSS ${sync}, ${pop} live (engine vs raw)`,
+      value: `${mib(es.peakRssBytes)} vs ${mib(rs.peakRssBytes)}`,
+      ratio: x(ratio),
+      target: '≤ 1.50×',
+      result: target(`peak RSS ${sync} at ${pop} live`, x(ratio), '1.50×', ratio <= 1.5),
+    });
+    scaleRows.push({
+      what: `peak WAL ${sync} (engine vs raw)`,
+      value: `${mib(es.peakWalBytes)} vs ${mib(rs.peakWalBytes)}`,
+      ratio: x(es.peakWalBytes / Math.max(1, rs.peakWalBytes)),
+    });
+  }
+  const fpRatio = r.engineFootprint.bytesPerInstance / r.rawFootprint.bytesPerInstance;
+  scaleRows.push({
+    what: `bytes per completed 4-node instance (engine vs raw, history included)`,
+    value: `${num(r.engineFootprint.bytesPerInstance)} B vs ${num(r.rawFootprint.bytesPerInstance)} B`,
+    ratio: x(fpRatio),
+    target: '≤ 1.25×',
+    result: target('bytes per completed 4-node instance', x(fpRatio), '1.25×', fpRatio <= 1.25),
+  });
+  scaleRows.push({
+    what: `  the same with bare pass nodes (each stores the variables as its result)`,
+    value: `${num(r.engineFootprintEcho.bytesPerInstance)} B`,
+    ratio: x(r.engineFootprintEcho.bytesPerInstance / r.rawFootprint.bytesPerInstance),
+  });
+  sections.push(['4. Scale of cost', scaleRows]);
+
+  const apiRows: Row[] = [];
+  if (r.api) {
+    const api = r.api;
+    const worst = Math.max(api.list.p99, api.filter.p99, api.get.p99);
+    apiRows.push({ what: `instance:list first page + counts, ${pop} instances`, value: lat(api.list) });
+    apiRows.push({ what: `instance:list status filter (WAITING)`, value: lat(api.filter) });
+    apiRows.push({
+      what: `instance:get (engine flat out at ${num(api.engineTransitionsPerSec)} trans/s)`,
+      value: lat(api.get),
+      target: 'P99 ≤ 50 ms',
+      result: target(
+        'API round trip P99 (browser host, engine flat out)',
+        `${ms(worst)} ms`,
+        '≤ 50 ms',
+        worst <= 50,
+      ),
+    });
+  } else {
+    apiRows.push({
+      what: 'API round trips',
+      value: 'n/a (needs the browser host / designer)',
+      target: 'P99 ≤ 50 ms',
+      result: target('API round trip P99', 'n/a', '≤ 50 ms', undefined),
+    });
+  }
+  apiRows.push({
+    what: 'opening a 500-node workflow in the designer',
+    value: 'n/a (needs the browser host / designer: Chromium)',
+    result: 'n/a',
+  });
+  sections.push(['5. UI-facing latency (HTTP, client in another process)', apiRows]);
+
+  const mpRows: Row[] = [];
+  const one = r.multi.find((m) => m.workers === 1);
+  let worstDrop = Infinity;
+  for (const m of r.multi) {
+    for (const fewer of r.multi)
+      if (fewer.workers < m.workers)
+        worstDrop = Math.min(worstDrop, m.transitionsPerSec / fewer.transitionsPerSec);
+  }
+  for (const m of r.multi) {
+    const row: Row = {
+      what: `${m.workers} worker process${m.workers > 1 ? 'es' : ''}, FULL: service P50/P99/max ${lat(m.service)}; lock wait P99 ${ms(m.lockWait.p99)} ms`,
+      value: `${num(m.transitionsPerSec)} trans/s`,
+      ratio: one ? `${x(m.transitionsPerSec / one.transitionsPerSec)} of 1` : undefined,
+    };
+    if (m.workers === Math.max(...r.multi.map((q) => q.workers))) {
+      row.target = 'never < 0.90× of fewer';
+      row.result = target(
+        'adding worker processes never lowers throughput by more than 10%',
+        `worst ${x(worstDrop)}`,
+        '0.90×',
+        worstDrop >= 0.9,
+      );
+    }
+    mpRows.push(row);
+  }
+  sections.push([
+    `6. Several worker processes on one file${(r.config.repeats ?? 1) > 1 ? ` (best of ${r.config.repeats} runs)` : ''}`,
+    mpRows,
+  ]);
+  return { sections, targets, notes };
+}
+
+/** The printed report: one table, sections as headers. */
+export function formatReport(r: Report): string {
+  const { sections, targets, notes } = evaluate(r);
+  r.targets = targets;
+  const headers: Row = {
+    what: 'measurement',
+    value: 'value',
+    ratio: 'ratio',
+    target: 'target',
+    result: 'result',
+  };
+  const all = [
+    headers,
+    ...sections.flatMap(([title, rows]) => [{ what: `**${title}**`, value: '' }, ...rows]),
+  ];
+  const w = {
+    what: Math.max(...all.map((q) => q.what.length)),
+    value: Math.max(...all.map((q) => q.value.length)),
+    ratio: Math.max(...all.map((q) => (q.ratio ?? '').length)),
+    target: Math.max(...all.map((q) => (q.target ?? '').length)),
+  };
+  const line = (q: Row) =>
+    `| ${q.what.padEnd(w.what)} | ${q.value.padEnd(w.value)} | ${(q.ratio ?? '').padEnd(w.ratio)} | ${(q.target ?? '').padEnd(w.target)} | ${(q.result ?? '').padEnd(6)} |`;
+  const out: string[] = [];
+  out.push(`Runnel benchmark (${r.mode}), ${r.at}, ${r.seconds.toFixed(0)} s`);
+  const m = r.machine;
+  out.push(
+    `machine: ${String(m.nproc)} × ${String(m.cpu)}, ${String(m.memGiB)} GiB, ${String(m.platform)}, Node ${String(m.node)}, SQLite ${String(m.sqlite)}, load ${String(m.loadAvgAtStart)} → ${String(m.loadAvgAtEnd)}`,
+  );
+  out.push('');
+  out.push(line(headers));
+  out.push(
+    `|${'-'.repeat(w.what + 2)}|${'-'.repeat(w.value + 2)}|${'-'.repeat(w.ratio + 2)}|${'-'.repeat(w.target + 2)}|--------|`,
+  );
+  for (const [title, rows] of sections) {
+    out.push(line({ what: `**${title}**`, value: '' }));
+    for (const q of rows) out.push(line(q));
+  }
+  out.push('');
+  const pass = targets.filter((t) => t.pass === true).length;
+  const miss = targets.filter((t) => t.pass === false).length;
+  out.push(`targets: ${pass} PASS, ${miss} MISS, ${targets.length - pass - miss} n/a`);
+  for (const n of notes) out.push(`note: ${n}`);
+  return `${out.join('\n')}\n`;
+}

@@ -1,0 +1,444 @@
+/**
+ * `npm run bench [-- --quick]`: the engine held against raw SQLite on the same file settings,
+ * measured side by side in one run (issue 6). Prints a table with a PASS/MISS column per target
+ * and writes bench/results/latest.json.
+ *
+ * Every task runs in its own child process (a fresh heap, its own peak RSS), one at a time: the
+ * machine is small and noisy, so each target is a ratio to a raw figure from the same run.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import type { Task } from './child';
+import type { EngineFootprint, EngineOpenLoop, EngineThroughput } from './engine-run';
+import type { RawFootprint, RawOpenLoop, RawThroughput, Sync } from './raw';
+import { Latency, nowMs, type LatencySummary } from './stats';
+import { formatReport, type Report } from './report';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const RESULTS = path.join(ROOT, 'bench', 'results');
+const WORK = path.join(RESULTS, `work-${process.pid}`);
+
+const quick = process.argv.includes('--quick');
+
+/** Sizes of each mode (quick: under 60 s; full: under 10 min). */
+const CONFIG = quick
+  ? {
+      rawMs: 750,
+      rawPopulation: 1000,
+      footprint: 1000,
+      linear: 2000,
+      fanout: 200,
+      retry: 500,
+      population: 10_000,
+      small: 1000,
+      scaleN: 1500,
+      openMs: 2500,
+      multiN: 2000,
+      apiMs: 2500,
+    }
+  : {
+      rawMs: 3000,
+      rawPopulation: 1000,
+      footprint: 10_000,
+      linear: 10_000,
+      fanout: 1000,
+      retry: 2000,
+      population: 100_000,
+      small: 1000,
+      scaleN: 10_000,
+      openMs: 15_000,
+      multiN: 20_000,
+      apiMs: 20_000,
+    };
+
+/** Runs of the throughput and several-process figures; the best of them is kept. */
+const REPEATS = quick ? 1 : 2;
+
+/** Arrival rate of the open loops, as a share of the capacity just measured. */
+const LOAD = 0.5;
+
+function log(message: string): void {
+  process.stderr.write(`[bench ${((nowMs() - started) / 1000).toFixed(1).padStart(5)} s] ${message}\n`);
+}
+const started = nowMs();
+
+interface ChildRun {
+  stdout: string;
+  write(line: string): void;
+  exited: Promise<number | null>;
+  kill(): void;
+}
+
+/** Spawns `node --import tsx <script> ...args` from the repository root. */
+function spawnNode(script: string, args: string[]): ChildRun {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+    cwd: ROOT,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const run: ChildRun = {
+    stdout: '',
+    write: (line) => child.stdin.write(`${line}\n`),
+    exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))),
+    kill: () => child.kill('SIGKILL'),
+  };
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (run.stdout += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => process.stderr.write(d));
+  return run;
+}
+
+/** Waits until the child printed a line starting with `marker`; returns the rest of that line. */
+async function lineOf(run: ChildRun, marker: string, what: string): Promise<string> {
+  for (;;) {
+    const at = run.stdout.indexOf(`${marker}`);
+    if (at >= 0) {
+      const end = run.stdout.indexOf('\n', at);
+      if (end >= 0) return run.stdout.slice(at + marker.length, end).trim();
+    }
+    const exited = await Promise.race([
+      run.exited.then(() => true),
+      new Promise<false>((r) => setTimeout(() => r(false), 10)),
+    ]);
+    if (exited && !run.stdout.includes(marker)) throw new Error(`bench: ${what} exited without ${marker}`);
+  }
+}
+
+/** Runs one task in a child process and returns its result. */
+async function task<T>(t: Task, what: string): Promise<T> {
+  log(what);
+  const run = spawnNode('bench/child.ts', [JSON.stringify(t)]);
+  const json = await lineOf(run, 'BENCH_RESULT ', what);
+  await run.exited;
+  return JSON.parse(json) as T;
+}
+
+const dbFile = (name: string) => path.join(WORK, `${name}.db`);
+
+function copyDb(from: string, to: string): void {
+  fs.copyFileSync(from, to);
+  for (const ext of ['-wal', '-shm']) if (fs.existsSync(from + ext)) fs.copyFileSync(from + ext, to + ext);
+}
+
+/** Several worker processes on one file draining `n` linear instances. */
+async function multiProcess(
+  workers: number,
+  n: number,
+  sync: Sync,
+  name: string,
+): Promise<{
+  workers: number;
+  transitionsPerSec: number;
+  service: LatencySummary;
+  lockWait: LatencySummary;
+}> {
+  const file = dbFile(name);
+  log(`several processes: ${workers} worker(s) drain ${n} linear instances`);
+  const children = Array.from({ length: workers }, () => spawnNode('bench/worker.ts', [file, sync]));
+  await Promise.all(children.map((c) => lineOf(c, 'BENCH_READY', 'worker')));
+  const t0 = performance.timeOrigin + nowMs();
+  for (const c of children) c.write('go');
+  const results = await Promise.all(
+    children.map(
+      async (c) =>
+        JSON.parse(await lineOf(c, 'BENCH_RESULT ', 'worker')) as {
+          transitions: number;
+          service: string;
+          lockWait: string;
+          lastCommitEpochMs: number;
+        },
+    ),
+  );
+  await Promise.all(children.map((c) => c.exited));
+  const service = new Latency();
+  const lockWait = new Latency();
+  for (const r of results) {
+    service.addEncoded(r.service);
+    lockWait.addEncoded(r.lockWait);
+  }
+  const transitions = results.reduce((s, r) => s + r.transitions, 0);
+  if (transitions !== 3 * n)
+    throw new Error(`bench: ${workers} workers made ${transitions} transitions, expected ${3 * n}`);
+  const end = Math.max(...results.map((r) => r.lastCommitEpochMs));
+  return {
+    workers,
+    transitionsPerSec: transitions / ((end - t0) / 1000),
+    service: service.summary(),
+    lockWait: lockWait.summary(),
+  };
+}
+
+/** API round trips against the browser host while its engine runs flat out. */
+async function apiRoundTrips(file: string, sync: Sync, ms: number) {
+  if (!fs.existsSync(path.join(ROOT, 'server', 'index.ts'))) return undefined;
+  log(`API round trips for ${ms / 1000} s (browser host, engine flat out)`);
+  const host = spawnNode('bench/api-host.ts', [file, sync]);
+  const { url, token } = JSON.parse(await lineOf(host, 'BENCH_API ', 'api host')) as {
+    url: string;
+    token: string;
+  };
+  const ids = new Database(file, { readonly: true }).prepare(`SELECT max(id) AS max FROM instance`).get() as {
+    max: number;
+  };
+  const call = async (channel: string, body: unknown): Promise<number> => {
+    const s = nowMs();
+    const res = await fetch(`${url}/api/${channel}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const out = (await res.json()) as { ok: boolean; error?: { message: string } };
+    if (!out.ok) throw new Error(`bench: ${channel} failed: ${out.error?.message ?? res.status}`);
+    return nowMs() - s;
+  };
+  const kinds = {
+    list: { h: new Latency(), body: () => ({}) },
+    filter: { h: new Latency(), body: () => ({ status: ['WAITING'] }) },
+    get: { h: new Latency(), body: () => ({ id: 1 + Math.floor(Math.random() * ids.max) }) },
+  };
+  const channel = { list: 'instance:list', filter: 'instance:list', get: 'instance:get' } as const;
+  const t0 = nowMs();
+  // One request at a time, 15 ms apart: a busy monitor, not a load test of the host.
+  while (nowMs() - t0 < ms) {
+    for (const k of ['list', 'filter', 'get'] as const) {
+      kinds[k].h.record(await call(channel[k], kinds[k].body()));
+      await new Promise((r) => setTimeout(r, 15));
+    }
+  }
+  host.write('stop');
+  const r = JSON.parse(await lineOf(host, 'BENCH_RESULT ', 'api host')) as { transitionsPerSec: number };
+  await host.exited;
+  return {
+    list: kinds.list.h.summary(),
+    filter: kinds.filter.h.summary(),
+    get: kinds.get.h.summary(),
+    engineTransitionsPerSec: r.transitionsPerSec,
+  };
+}
+
+function machine() {
+  const cpu =
+    fs.readFileSync('/proc/cpuinfo', 'utf8').match(/^model name\s*:\s*(.*)$/m)?.[1] ??
+    os.cpus()[0]?.model ??
+    'unknown';
+  const db = new Database(':memory:');
+  const sqlite = (db.prepare('SELECT sqlite_version() AS v').get() as { v: string }).v;
+  db.close();
+  return {
+    nproc: os.availableParallelism(),
+    cpu,
+    memGiB: Math.round(os.totalmem() / 2 ** 30),
+    node: process.version,
+    sqlite,
+    platform: `${os.type()} ${os.release()}`,
+    loadAvgAtStart: os.loadavg().map((x) => Math.round(x * 100) / 100),
+  };
+}
+
+async function main(): Promise<void> {
+  fs.rmSync(WORK, { recursive: true, force: true });
+  fs.mkdirSync(WORK, { recursive: true });
+  const info = machine();
+  log(
+    `${quick ? 'quick' : 'full'} run on ${info.nproc} × ${info.cpu}, Node ${info.node}, SQLite ${info.sqlite}, load ${info.loadAvgAtStart.join(' ')}`,
+  );
+
+  // 1 + 2. The raw baseline and engine throughput, alternating, best of REPEATS each (the
+  // machine is shared: a neighbour's burst should not decide a ratio).
+  const rawKeys = (['FULL', 'NORMAL'] as const).flatMap((sync) => [1, 32].map((k) => ({ sync, k })));
+  const workflows = ['linear', 'fanout', 'retry'] as const;
+  const raw: Record<string, RawThroughput> = {};
+  const engine: Record<string, EngineThroughput> = {};
+  const keepBest = <T>(into: Record<string, T>, key: string, run: T, rate: (t: T) => number) => {
+    const had = into[key];
+    if (had === undefined || rate(run) > rate(had)) into[key] = run;
+  };
+  for (let rep = 0; rep < REPEATS; rep++) {
+    const round = REPEATS > 1 ? ` (round ${rep + 1} of ${REPEATS})` : '';
+    const rawRuns = await task<RawThroughput[]>(
+      {
+        kind: 'batch',
+        tasks: rawKeys.map(({ sync, k }): Task => ({
+          kind: 'raw-closed',
+          file: dbFile(`raw-${sync}-${k}-${rep}`),
+          sync,
+          k,
+          population: CONFIG.rawPopulation,
+          durationMs: CONFIG.rawMs,
+        })),
+      },
+      `raw baseline: FULL and NORMAL at 1 and 32 steps/transaction${round}`,
+    );
+    rawKeys.forEach(({ sync, k }, i) =>
+      keepBest(raw, `${sync}-${k}`, rawRuns[i] as RawThroughput, (t) => t.stepsPerSec),
+    );
+    for (const sync of ['FULL', 'NORMAL'] as const) {
+      const runs = await task<EngineThroughput[]>(
+        {
+          kind: 'batch',
+          tasks: workflows.map((wf) => ({
+            kind: 'engine-throughput',
+            file: dbFile(`engine-${sync}-${wf}-${rep}`),
+            sync,
+            workflow: wf,
+            n: CONFIG[wf],
+            population: 0,
+          })),
+        },
+        `engine ${sync}: ${workflows.map((wf) => `${CONFIG[wf]} × ${wf}`).join(', ')}${round}`,
+      );
+      workflows.forEach((wf, i) =>
+        keepBest(engine, `${sync}-${wf}`, runs[i] as EngineThroughput, (t) => t.transitionsPerSec),
+      );
+    }
+  }
+  const rawFootprint = await task<RawFootprint>(
+    { kind: 'raw-footprint', file: dbFile('raw-footprint'), sync: 'FULL', n: CONFIG.footprint },
+    `raw footprint: ${CONFIG.footprint} × 4 steps`,
+  );
+  const [engineFootprint, engineFootprintEcho] = (await task<EngineFootprint[]>(
+    {
+      kind: 'batch',
+      tasks: (['linear4', 'linear4echo'] as const).map((workflow) => ({
+        kind: 'engine-footprint',
+        file: dbFile(`engine-footprint-${workflow}`),
+        sync: 'FULL',
+        workflow,
+        n: CONFIG.footprint,
+      })),
+    },
+    `engine footprint: ${CONFIG.footprint} × 4 no-op nodes, and × 4 bare pass nodes`,
+  )) as [EngineFootprint, EngineFootprint];
+
+  // 3 + 4. Scale: capacity with a large live population, then the open loop at half of it; the
+  // raw pattern with the same population and the same arrivals; capacity with a small population.
+  const base = dbFile('population');
+  await task(
+    { kind: 'engine-populate', file: base, n: CONFIG.population },
+    `engine: park ${CONFIG.population} live instances`,
+  );
+  type Scale<C, O> = { closed: C; open: O; peakRssBytes: number; peakWalBytes: number; attempts?: number };
+  const rawScale: Record<string, Scale<RawThroughput, RawOpenLoop>> = {};
+  const engineScale: Record<string, Scale<EngineThroughput, EngineOpenLoop>> = {};
+  for (const sync of ['FULL', 'NORMAL'] as const) {
+    const file = dbFile(`engine-scale-${sync}`);
+    copyDb(base, file);
+    const engineRun = await task<Scale<EngineThroughput, EngineOpenLoop>>(
+      {
+        kind: 'engine-scale',
+        file,
+        sync,
+        population: CONFIG.population,
+        n: CONFIG.scaleN,
+        openMs: CONFIG.openMs,
+        load: LOAD,
+      },
+      `engine ${sync}: capacity with ${CONFIG.population} live, then open loop at ${LOAD * 100}% of it`,
+    );
+    engineScale[sync] = engineRun;
+    rawScale[sync] = await task(
+      {
+        kind: 'raw-scale',
+        file: dbFile(`raw-scale-${sync}`),
+        sync,
+        population: CONFIG.population,
+        closedMs: CONFIG.rawMs,
+        openMs: CONFIG.openMs,
+        rate: engineRun.open.ratePerSec,
+      },
+      `raw ${sync}: capacity with ${CONFIG.population} live, then the engine's arrivals`,
+    );
+  }
+  const smallFile = dbFile('engine-small');
+  const [, engineSmall] = (await task<[unknown, EngineThroughput]>(
+    {
+      kind: 'batch',
+      tasks: [
+        { kind: 'engine-populate', file: smallFile, n: CONFIG.small },
+        {
+          kind: 'engine-throughput',
+          file: smallFile,
+          sync: 'FULL',
+          workflow: 'linear',
+          n: CONFIG.scaleN,
+          population: CONFIG.small,
+        },
+      ],
+    },
+    `engine FULL: capacity with ${CONFIG.small} live`,
+  )) as [unknown, EngineThroughput];
+
+  // 5. API round trips (the browser host) on the large file.
+  const apiFile = dbFile('api');
+  copyDb(base, apiFile);
+  const api = await apiRoundTrips(apiFile, 'FULL', CONFIG.apiMs);
+
+  // 6. Several processes.
+  const counts = [1, 2, 4];
+  await task(
+    {
+      kind: 'batch',
+      tasks: counts.map((workers) => ({
+        kind: 'engine-prepare',
+        file: dbFile(`multi-${workers}`),
+        workflow: 'linear',
+        n: CONFIG.multiN,
+      })),
+    },
+    `several processes: ${CONFIG.multiN} linear instances in a file for each of 1, 2, 4 workers`,
+  );
+  const multi: Awaited<ReturnType<typeof multiProcess>>[] = [];
+  for (let rep = 0; rep < REPEATS; rep++) {
+    for (const [i, workers] of counts.entries()) {
+      if (rep > 0) {
+        await task(
+          {
+            kind: 'engine-prepare',
+            file: dbFile(`multi-${workers}-${rep}`),
+            workflow: 'linear',
+            n: CONFIG.multiN,
+          },
+          `several processes: a fresh file for ${workers} worker(s) (round ${rep + 1} of ${REPEATS})`,
+        );
+      }
+      const run = await multiProcess(
+        workers,
+        CONFIG.multiN,
+        'FULL',
+        rep > 0 ? `multi-${workers}-${rep}` : `multi-${workers}`,
+      );
+      const had = multi[i];
+      if (had === undefined || run.transitionsPerSec > had.transitionsPerSec) multi[i] = run;
+    }
+  }
+
+  const report: Report = {
+    mode: quick ? 'quick' : 'full',
+    at: new Date().toISOString(),
+    seconds: (nowMs() - started) / 1000,
+    machine: { ...info, loadAvgAtEnd: os.loadavg().map((x) => Math.round(x * 100) / 100) },
+    config: { ...CONFIG, load: LOAD, repeats: REPEATS },
+    raw,
+    rawFootprint,
+    engine,
+    engineFootprint,
+    engineFootprintEcho,
+    rawScale,
+    engineScale,
+    engineSmall,
+    api,
+    multi,
+  };
+  const table = formatReport(report);
+  fs.writeFileSync(path.join(RESULTS, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
+  process.stdout.write(table);
+  log(`wrote bench/results/latest.json`);
+}
+
+try {
+  await main();
+} finally {
+  if (!process.argv.includes('--keep')) fs.rmSync(WORK, { recursive: true, force: true });
+}

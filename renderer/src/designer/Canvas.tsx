@@ -1,0 +1,254 @@
+/**
+ * The canvas: React Flow over the designer store, with a dotted grid (snap 20 px), minimap,
+ * zoom controls, palette drops at the cursor, the connection rules applied while a connection is
+ * dragged (a refused target says why, in place: `connection-refused-reason`), and the store's
+ * focus and fit requests (a clicked problem, an opened workflow, auto-layout).
+ */
+import {
+  Background,
+  BackgroundVariant,
+  Controls,
+  MiniMap,
+  ReactFlow,
+  ViewportPortal,
+  useConnection,
+  useNodesInitialized,
+  useReactFlow,
+  type Connection,
+  type FinalConnectionState,
+  type IsValidConnection,
+  type OnConnectEnd,
+} from '@xyflow/react';
+import { useCallback, useEffect, useRef, type DragEvent, type ReactNode } from 'react';
+import { useDesigner, useDesignerStore } from './context';
+import { DEFAULT_NODE_SIZE, GRID } from './layout';
+import { edgeTypes, nodeTypes } from './node-types';
+import type { AppNode, FlowEdge } from './types';
+import { DND_MIME, useDnD } from './use-dnd';
+
+const SNAP: [number, number] = [GRID, GRID];
+const MULTI_SELECT_KEYS = ['Shift', 'Meta', 'Control'];
+const FIT_OPTIONS = { padding: 0.06, maxZoom: 1.1 };
+/** How long a refusal stays after the drag ended, ms. */
+const REFUSAL_MS = 4000;
+
+const MINIMAP_STYLE = { width: 168, height: 108 };
+
+const MINIMAP_COLORS: Record<string, string> = {
+  http: '#2563eb',
+  script: '#7c3aed',
+  delay: '#d97706',
+  approval: '#059669',
+  pass: '#64748b',
+  custom: '#db2777',
+};
+
+function minimapColor(node: AppNode): string {
+  return MINIMAP_COLORS[node.type ?? 'custom'] ?? '#94a3b8';
+}
+
+/** The arrowheads edges refer to. */
+function Markers() {
+  return (
+    <svg className="rn-markers" aria-hidden="true">
+      <defs>
+        {[
+          ['rn-arrow', '#94a3b8'],
+          ['rn-arrow-error', '#dc2626'],
+          ['rn-arrow-problem', '#d97706'],
+        ].map(([id, color]) => (
+          <marker key={id} id={id} viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
+            <path d="M0 0L10 5L0 10z" fill={color} />
+          </marker>
+        ))}
+      </defs>
+    </svg>
+  );
+}
+
+/** Source and target of a connection however it was dragged (output → input, or backwards). */
+function endsOf(state: Pick<FinalConnectionState, 'fromNode' | 'fromHandle' | 'toNode' | 'toHandle'>): Pick<Connection, 'source' | 'target' | 'sourceHandle'> | undefined {
+  if (!state.fromNode || !state.toNode) return undefined;
+  if (state.fromHandle?.type === 'target') return { source: state.toNode.id, target: state.fromNode.id, sourceHandle: state.toHandle?.id ?? null };
+  return { source: state.fromNode.id, target: state.toNode.id, sourceHandle: state.fromHandle?.id ?? null };
+}
+
+/** While a connection is dragged over a refused target: why, beside the pointer. */
+function LiveRefusal() {
+  const connection = useConnection();
+  const store = useDesignerStore();
+  if (!connection.inProgress || connection.isValid !== false) return null;
+  const ends = endsOf(connection);
+  const reason = ends ? store.getState().refusalFor(ends) : undefined;
+  if (reason === undefined) return null;
+  return (
+    <ViewportPortal>
+      <div className="rn-refusal live" role="alert" data-testid="connection-refused-reason" style={{ transform: `translate(${connection.to.x + 14}px, ${connection.to.y + 14}px)` }}>
+        {reason}
+      </div>
+    </ViewportPortal>
+  );
+}
+
+/** After a refused drop: the reason, for a few seconds. */
+function LastRefusal() {
+  const refusal = useDesigner((s) => s.refusal);
+  const connection = useConnection((c) => c.inProgress);
+  const store = useDesignerStore();
+  useEffect(() => {
+    if (!refusal) return;
+    const timer = setTimeout(() => {
+      if (store.getState().refusal?.seq === refusal.seq) store.setState({ refusal: undefined });
+    }, REFUSAL_MS);
+    return () => clearTimeout(timer);
+  }, [refusal, store]);
+  if (!refusal || connection) return null;
+  return (
+    <div className="rn-refusal banner" role="alert" data-testid="connection-refused-reason">
+      {refusal.text}
+    </div>
+  );
+}
+
+/** Brings focused elements into view and fits the drawing when asked. */
+function ViewKeeper() {
+  const store = useDesignerStore();
+  const focus = useDesigner((s) => s.focus);
+  const fitSeq = useDesigner((s) => s.fitSeq);
+  const flow = useReactFlow<AppNode, FlowEdge>();
+  const initialized = useNodesInitialized();
+  const pendingFit = useRef(true);
+
+  useEffect(() => {
+    pendingFit.current = true;
+  }, [fitSeq]);
+
+  useEffect(() => {
+    if (!pendingFit.current) return;
+    if (store.getState().nodes.length === 0) {
+      // An empty drawing: nothing to fit; start at 100 % so the first drop lands at its size.
+      pendingFit.current = false;
+      void flow.setViewport({ x: 40, y: 40, zoom: 1 });
+      return;
+    }
+    if (!initialized) return;
+    pendingFit.current = false;
+    void flow.fitView(FIT_OPTIONS);
+  }, [initialized, fitSeq, flow, store]);
+
+  useEffect(() => {
+    if (!focus || focus.kind === 'workflow' || focus.id === undefined) return;
+    const s = store.getState();
+    const centreOf = (id: string): { x: number; y: number } | undefined => {
+      const n = flow.getInternalNode(id);
+      if (!n) return undefined;
+      const w = n.measured.width ?? DEFAULT_NODE_SIZE.width;
+      const h = n.measured.height ?? DEFAULT_NODE_SIZE.height;
+      return { x: n.internals.positionAbsolute.x + w / 2, y: n.internals.positionAbsolute.y + h / 2 };
+    };
+    let at: { x: number; y: number } | undefined;
+    if (focus.kind === 'node') at = centreOf(focus.id);
+    else {
+      const edge = s.edges.find((e) => e.id === focus.id);
+      const a = edge ? centreOf(edge.source) : undefined;
+      const b = edge ? centreOf(edge.target) : undefined;
+      if (a && b) at = { x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 };
+    }
+    if (at) void flow.setCenter(at.x, at.y, { zoom: Math.max(flow.getZoom(), 0.9), duration: 250 });
+  }, [focus, flow, store]);
+  return null;
+}
+
+/** The canvas; `overlay` is drawn over its top-right corner (the properties toggle). */
+export function Canvas({ overlay }: { overlay?: ReactNode }) {
+  const store = useDesignerStore();
+  const nodes = useDesigner((s) => s.nodes);
+  const edges = useDesigner((s) => s.edges);
+  const readOnly = useDesigner((s) => s.readOnly);
+  const { screenToFlowPosition } = useReactFlow();
+  const { type: draggedType, setType, canvasRef } = useDnD();
+
+  const actions = store.getState();
+
+  const startDrag = useCallback(() => {
+    store.getState().editEnd();
+    store.getState().beginBatch();
+  }, [store]);
+
+  const isValidConnection: IsValidConnection<FlowEdge> = useCallback(
+    (c: FlowEdge | Connection) => store.getState().refusalFor({ source: c.source, target: c.target, sourceHandle: c.sourceHandle ?? null }) === undefined,
+    [store],
+  );
+
+  const onConnectEnd: OnConnectEnd = useCallback(
+    (_event, state) => {
+      if (state.isValid !== false) return;
+      const ends = endsOf(state);
+      const reason = ends ? store.getState().refusalFor(ends) : undefined;
+      if (reason !== undefined) store.getState().refuse(reason);
+    },
+    [store],
+  );
+
+  const onDragOver = useCallback((event: DragEvent) => {
+    if (!event.dataTransfer.types.includes(DND_MIME)) return;
+    event.preventDefault();
+    event.dataTransfer.dropEffect = 'move';
+  }, []);
+
+  const onDrop = useCallback(
+    (event: DragEvent) => {
+      const type = event.dataTransfer.getData(DND_MIME) || draggedType;
+      if (!type) return;
+      event.preventDefault();
+      event.stopPropagation();
+      setType(undefined);
+      const at = screenToFlowPosition({ x: event.clientX, y: event.clientY });
+      store.getState().addNode(type, { x: at.x - DEFAULT_NODE_SIZE.width / 2, y: at.y - DEFAULT_NODE_SIZE.height / 2 });
+    },
+    [draggedType, screenToFlowPosition, setType, store],
+  );
+
+  return (
+    <div className={`rn-canvas${readOnly ? ' read-only' : ''}`} ref={canvasRef} data-testid="designer-canvas" onDragOver={onDragOver} onDrop={onDrop}>
+      <Markers />
+      <ReactFlow<AppNode, FlowEdge>
+        nodes={nodes}
+        edges={edges}
+        nodeTypes={nodeTypes}
+        edgeTypes={edgeTypes}
+        onNodesChange={actions.onNodesChange}
+        onEdgesChange={actions.onEdgesChange}
+        onConnect={actions.onConnect}
+        onConnectEnd={onConnectEnd}
+        isValidConnection={isValidConnection}
+        onNodeDragStart={startDrag}
+        onNodeDragStop={actions.endBatch}
+        onSelectionDragStart={startDrag}
+        onSelectionDragStop={actions.endBatch}
+        nodesDraggable={!readOnly}
+        nodesConnectable={!readOnly}
+        edgesFocusable
+        snapToGrid
+        snapGrid={SNAP}
+        deleteKeyCode={null}
+        selectionKeyCode="Shift"
+        multiSelectionKeyCode={MULTI_SELECT_KEYS}
+        connectionRadius={28}
+        minZoom={0.05}
+        maxZoom={2.5}
+        elevateEdgesOnSelect
+        onlyRenderVisibleElements
+      >
+        <Background variant={BackgroundVariant.Dots} gap={GRID} size={1.2} color="#cbd2e1" />
+        <MiniMap<AppNode> pannable zoomable nodeColor={minimapColor} nodeStrokeWidth={0} maskColor="rgb(246 247 251 / 70%)" ariaLabel="Minimap" style={MINIMAP_STYLE} />
+        <Controls showInteractive={false} position="bottom-left" />
+        <LiveRefusal />
+        <ViewKeeper />
+      </ReactFlow>
+      <LastRefusal />
+      {overlay}
+    </div>
+  );
+}
+

@@ -1,0 +1,317 @@
+/**
+ * One instance: what it is (workflow and version, status, key, times), why it stopped (the
+ * suspension or failure), what a person can do now (resume, retry, cancel with or without
+ * compensation, decide a waiting approval), its graph with each node's state and the path taken,
+ * the selected node's panel, and tabs for the timeline (Gantt), the history and the variables.
+ *
+ * Test ids: `instance-detail` (`data-id`, `data-status`), `detail-back`, `detail-title`,
+ * `detail-status`, `detail-refresh`, `suspension-banner`, `suspension-reason`, `failure-banner`,
+ * `action-resume`, `action-retry`, `action-cancel`, `action-cancel-compensate`, `action-confirm`,
+ * `action-confirm-dismiss`, `action-error`, `detail-approvals`, `detail-tab-<timeline|history|variables>`,
+ * `variables-tree`, plus those of the graph, node panel, resume panel, Gantt and history.
+ */
+import { useEffect, useState } from 'react';
+import type { InstanceDetail as Detail } from '../../../engine/api/contract';
+import { ApprovalForm } from './ApprovalForm';
+import { errorText, formatDuration, formatTimestamp } from './format';
+import { Gantt } from './Gantt';
+import { HistoryTable } from './HistoryTable';
+import { useDetail, useList } from './hooks';
+import { InstanceGraph } from './InstanceGraph';
+import { JsonTree } from './JsonTree';
+import { NodePanel } from './NodePanel';
+import { ResumePanel } from './ResumePanel';
+import { useNow } from './useNow';
+
+type Tab = 'timeline' | 'history' | 'variables';
+type Pending = { kind: 'cancel'; compensate: boolean } | { kind: 'retry' };
+
+function defaultNode(detail: Detail): string | undefined {
+  const s = detail.suspension as { nodeId?: string } | undefined;
+  if (s?.nodeId) return s.nodeId;
+  const rank = ['FAILED', 'RETRYING', 'RUNNING', 'WAITING', 'COMPENSATING', 'READY'];
+  for (const status of rank) {
+    const n = detail.nodes.find((x) => x.status === status);
+    if (n) return n.id;
+  }
+  return detail.nodes[0]?.id;
+}
+
+/** See the module comment. */
+export function InstanceDetail() {
+  const id = useList((s) => s.openId);
+  const close = useList((s) => s.open);
+  const detail = useDetail((s) => s.detail);
+  const history = useDetail((s) => s.history);
+  const definition = useDetail((s) => s.definition);
+  const status = useDetail((s) => s.status);
+  const busy = useDetail((s) => s.busy);
+  const actionError = useDetail((s) => s.actionError);
+  const refresh = useDetail((s) => s.refresh);
+  const retry = useDetail((s) => s.retry);
+  const cancel = useDetail((s) => s.cancel);
+  const approve = useDetail((s) => s.approve);
+  const [tab, setTab] = useState<Tab>('timeline');
+  const [selected, setSelected] = useState<string | undefined>(undefined);
+  const [resuming, setResuming] = useState(false);
+  const [pending, setPending] = useState<Pending | undefined>(undefined);
+  const live = detail !== undefined && detail.endedAt === null;
+  const now = useNow(live ? 500 : 60_000);
+
+  useEffect(() => {
+    setSelected(undefined);
+    setResuming(false);
+    setPending(undefined);
+  }, [id]);
+  useEffect(() => {
+    if (detail && selected === undefined) setSelected(defaultNode(detail));
+  }, [detail, selected]);
+  useEffect(() => {
+    if (detail && detail.status !== 'SUSPENDED') setResuming(false);
+  }, [detail]);
+
+  if (id === undefined) return null;
+  if (!detail || !definition) {
+    return (
+      <div className="view instance-detail" data-testid="instance-detail" data-id={id} data-status="">
+        <button type="button" data-testid="detail-back" onClick={() => close(undefined)}>
+          ← Instances
+        </button>
+        <p className="empty">{status === 'error' ? `Instance ${id} could not be loaded.` : 'Loading…'}</p>
+      </div>
+    );
+  }
+  const statusName = detail.status.toLowerCase();
+  const suspension = detail.suspension as
+    { kind?: string; nodeId?: string; error?: unknown; attempts?: number } | undefined;
+  const canCancel = ['PENDING', 'RUNNING', 'WAITING', 'SUSPENDED'].includes(detail.status);
+  const approvals = detail.nodes.filter(
+    (n) => n.status === 'WAITING' && (n.wait as { kind?: string } | undefined)?.kind === 'approval',
+  );
+  const runPending = async (): Promise<void> => {
+    if (!pending) return;
+    const p = pending;
+    setPending(undefined);
+    if (p.kind === 'retry') await retry();
+    else await cancel(p.compensate);
+  };
+
+  return (
+    <div
+      className="view instance-detail"
+      data-testid="instance-detail"
+      data-id={detail.id}
+      data-status={detail.status}
+    >
+      <header className="detail-header">
+        <button type="button" data-testid="detail-back" onClick={() => close(undefined)}>
+          ← Instances
+        </button>
+        <h2 data-testid="detail-title">
+          #{detail.id} <span className="muted">·</span> {detail.workflow}{' '}
+          <span className="muted">v{detail.workflowVersion}</span>
+        </h2>
+        <span className={`status status-${statusName}`} data-testid="detail-status">
+          {detail.status}
+        </span>
+        {detail.businessKey ? <span className="muted">key {detail.businessKey}</span> : null}
+        <span className="muted" title={`created ${formatTimestamp(detail.createdAt)}`}>
+          {formatTimestamp(detail.createdAt).slice(0, 19)} ·{' '}
+          {formatDuration((detail.endedAt ?? now) - (detail.startedAt ?? detail.createdAt))}
+          {live ? ' so far' : ''}
+        </span>
+        <span className="spacer" />
+        <button type="button" data-testid="detail-refresh" onClick={() => void refresh()} title="Reload">
+          ↻
+        </button>
+      </header>
+
+      {detail.status === 'SUSPENDED' && suspension ? (
+        <div className="banner banner-suspended" data-testid="suspension-banner" role="status">
+          <strong>Suspended</strong> — {suspension.kind === 'compensation' ? 'the compensation of ' : ''}
+          <code>{suspension.nodeId}</code> failed after {suspension.attempts} attempt
+          {suspension.attempts === 1 ? '' : 's'}:{' '}
+          <span data-testid="suspension-reason">{errorText(suspension.error)}</span>. It waits for a person.
+        </div>
+      ) : null}
+      {detail.status === 'FAILED' && detail.error !== undefined ? (
+        <div className="banner banner-failed" data-testid="failure-banner" role="status">
+          <strong>Failed</strong> — {errorText(detail.error)}
+        </div>
+      ) : null}
+
+      <div className="detail-actions" data-testid="detail-actions">
+        {detail.status === 'SUSPENDED' ? (
+          <button
+            type="button"
+            className="primary"
+            data-testid="action-resume"
+            disabled={busy}
+            onClick={() => setResuming(true)}
+          >
+            Resume…
+          </button>
+        ) : null}
+        {detail.status === 'FAILED' ? (
+          <button
+            type="button"
+            className="primary"
+            data-testid="action-retry"
+            disabled={busy}
+            onClick={() => setPending({ kind: 'retry' })}
+          >
+            Retry from the failed node
+          </button>
+        ) : null}
+        {canCancel ? (
+          <>
+            <button
+              type="button"
+              data-testid="action-cancel"
+              disabled={busy}
+              onClick={() => setPending({ kind: 'cancel', compensate: false })}
+            >
+              Cancel
+            </button>
+            <button
+              type="button"
+              data-testid="action-cancel-compensate"
+              disabled={busy}
+              onClick={() => setPending({ kind: 'cancel', compensate: true })}
+            >
+              Cancel and compensate
+            </button>
+          </>
+        ) : null}
+        {pending ? (
+          <span className="confirm" role="alertdialog" aria-label="Confirm">
+            {pending.kind === 'retry'
+              ? 'Retry the failed node(s) with a fresh attempt budget?'
+              : pending.compensate
+                ? 'Cancel, undoing completed steps (compensation) first?'
+                : 'Cancel now, without compensation?'}
+            <button
+              type="button"
+              className={pending.kind === 'retry' ? 'primary' : 'danger'}
+              data-testid="action-confirm"
+              onClick={() => void runPending()}
+            >
+              Yes
+            </button>
+            <button type="button" data-testid="action-confirm-dismiss" onClick={() => setPending(undefined)}>
+              No
+            </button>
+          </span>
+        ) : null}
+        {actionError && !resuming ? (
+          <span className="field-error" role="alert" data-testid="action-error">
+            {actionError.code}: {actionError.message}
+          </span>
+        ) : null}
+        {!canCancel && detail.status !== 'FAILED' ? (
+          <span className="muted">
+            {detail.endedAt !== null
+              ? `Ended ${formatTimestamp(detail.endedAt)}.`
+              : 'Compensating: nothing to do until it ends.'}
+          </span>
+        ) : null}
+      </div>
+
+      {resuming && detail.status === 'SUSPENDED' ? (
+        <ResumePanel key={detail.version} detail={detail} onClose={() => setResuming(false)} />
+      ) : null}
+
+      {approvals.length > 0 ? (
+        <section className="detail-approvals" data-testid="detail-approvals">
+          {approvals.map((n) => {
+            const w = n.wait as { prompt?: string };
+            const cfg = definition.nodes.find((d) => d.id === n.id)?.config ?? {};
+            return (
+              <div key={n.id}>
+                <h3>
+                  Approval at <code>{n.id}</code>
+                </h3>
+                <ApprovalForm
+                  target={{
+                    instanceId: detail.id,
+                    nodeId: n.id,
+                    prompt: w.prompt ?? null,
+                    assignee: typeof cfg.assignee === 'string' ? cfg.assignee : null,
+                    form:
+                      typeof cfg.form === 'object' && cfg.form !== null
+                        ? (cfg.form as Record<string, unknown>)
+                        : null,
+                  }}
+                  onDecide={(approved, data, comment) => approve(n.id, approved, data, comment)}
+                />
+              </div>
+            );
+          })}
+        </section>
+      ) : null}
+
+      <InstanceGraph
+        definition={definition}
+        nodes={detail.nodes}
+        history={history}
+        selected={selected}
+        onSelect={setSelected}
+      />
+
+      <div className="detail-main">
+        <div className="detail-left">
+          <div className="detail-tabs" role="tablist">
+            {(['timeline', 'history', 'variables'] as const).map((t) => (
+              <button
+                key={t}
+                type="button"
+                role="tab"
+                aria-selected={tab === t}
+                className={tab === t ? 'tab2 active' : 'tab2'}
+                data-testid={`detail-tab-${t}`}
+                onClick={() => setTab(t)}
+              >
+                {t === 'timeline'
+                  ? 'Timeline'
+                  : t === 'history'
+                    ? `History (${history.length})`
+                    : 'Variables'}
+              </button>
+            ))}
+          </div>
+          <div className="detail-tabpanel" role="tabpanel">
+            {tab === 'timeline' ? (
+              <Gantt
+                history={history}
+                nodes={detail.nodes}
+                createdAt={detail.createdAt}
+                endedAt={detail.endedAt}
+                now={now}
+                selected={selected}
+                onSelect={setSelected}
+              />
+            ) : null}
+            {tab === 'history' ? <HistoryTable history={history} createdAt={detail.createdAt} /> : null}
+            {tab === 'variables' ? (
+              <div className="variables-grid">
+                <div>
+                  <h4>Global variables</h4>
+                  <JsonTree value={detail.variables} testId="variables-tree" />
+                </div>
+                <div>
+                  <h4>Input at start</h4>
+                  <JsonTree value={detail.input} testId="input-tree" openDepth={1} />
+                </div>
+              </div>
+            ) : null}
+          </div>
+        </div>
+        {selected ? (
+          <NodePanel detail={detail} definition={definition} history={history} nodeId={selected} now={now} />
+        ) : (
+          <div />
+        )}
+      </div>
+    </div>
+  );
+}

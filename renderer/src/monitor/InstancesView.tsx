@@ -1,0 +1,46 @@
+/**
+ * The Instances view: start an instance, filter (with per-status counts), bulk actions over the
+ * filter, and the virtualized, live table; or, when one is open, that instance's detail.
+ *
+ * Test ids: `view-instances`, `actor-name`, and those of StartPanel, FilterBar, StatusChips,
+ * BulkBar, InstanceTable and InstanceDetail.
+ */
+import './monitor.css';
+import { ActorField } from './ActorField';
+import { BulkBar } from './BulkBar';
+import { FilterBar, StatusChips } from './FilterBar';
+import { useList } from './hooks';
+import { InstanceDetail } from './InstanceDetail';
+import { InstanceTable } from './InstanceTable';
+import { StartPanel } from './StartPanel';
+
+/** See the module comment. */
+export function InstancesView() {
+  const openId = useList((s) => s.openId);
+  const load = useList((s) => s.load);
+  if (openId !== undefined) return <InstanceDetail />;
+  return (
+    <div className="view instances-view monitor-view" data-testid="view-instances">
+      <div className="monitor-head">
+        <h2>Instances</h2>
+        <span className="spacer" />
+        <ActorField />
+        <button
+          type="button"
+          data-testid="refresh-instances"
+          onClick={() => void load()}
+          title="Reload the list"
+        >
+          ↻ Refresh
+        </button>
+      </div>
+      <StartPanel />
+      <FilterBar />
+      <div className="chips-row">
+        <StatusChips />
+        <BulkBar />
+      </div>
+      <InstanceTable />
+    </div>
+  );
+}

@@ -1,0 +1,208 @@
+/**
+ * Start an instance: the selected workflow (sidebar), a version (latest by default), a business
+ * key and the input variables as JSON. The workflow's `inputSchema` is shown as a hint (required
+ * fields, a template to fill in); the engine checks the variables against it and a refusal names
+ * the failing fields beside the editor (and as a toast).
+ *
+ * Test ids: `selected-workflow`, `start-version`, `start-business-key`, `start-vars`,
+ * `start-template`, `start-schema-hint`, `start-instance`, `start-vars-error`, `start-result`.
+ */
+import { useEffect, useState } from 'react';
+import { useStores, useWorkflows } from '../hooks';
+import { parseVariables } from '../variables';
+import { useList } from './hooks';
+
+interface SchemaInfo {
+  required: string[];
+  properties: Record<string, { type?: string }>;
+}
+
+function schemaInfo(schema: unknown): SchemaInfo | undefined {
+  if (typeof schema !== 'object' || schema === null) return undefined;
+  const s = schema as { required?: unknown; properties?: unknown };
+  const properties =
+    typeof s.properties === 'object' && s.properties !== null
+      ? (s.properties as Record<string, { type?: string }>)
+      : {};
+  const required = Array.isArray(s.required)
+    ? s.required.filter((r): r is string => typeof r === 'string')
+    : [];
+  return { required, properties };
+}
+
+/** A JSON skeleton of the schema's properties (required first). */
+function template(info: SchemaInfo): string {
+  const out: Record<string, unknown> = {};
+  const keys = [...info.required, ...Object.keys(info.properties).filter((k) => !info.required.includes(k))];
+  for (const k of keys) {
+    const type = info.properties[k]?.type;
+    out[k] =
+      type === 'number' || type === 'integer'
+        ? 0
+        : type === 'boolean'
+          ? false
+          : type === 'array'
+            ? []
+            : type === 'object'
+              ? {}
+              : '';
+  }
+  return JSON.stringify(out, null, 2);
+}
+
+/** See the module comment. */
+export function StartPanel() {
+  const { api } = useStores();
+  const selected = useWorkflows((s) => s.selected);
+  const start = useList((s) => s.start);
+  const [versions, setVersions] = useState<number[]>([]);
+  const [version, setVersion] = useState<number | undefined>(undefined);
+  const [schema, setSchema] = useState<SchemaInfo | undefined>(undefined);
+  const [vars, setVars] = useState('{}');
+  const [businessKey, setBusinessKey] = useState('');
+  const [error, setError] = useState<string | undefined>(undefined);
+  const [started, setStarted] = useState<number | undefined>(undefined);
+  const [busy, setBusy] = useState(false);
+
+  useEffect(() => {
+    let live = true;
+    setVersions([]);
+    setVersion(undefined);
+    setSchema(undefined);
+    if (selected === undefined) return;
+    void api.invoke('workflow:versions', { name: selected }).then((r) => {
+      if (live && r.ok) setVersions(r.value.map((v) => v.version));
+    });
+    return () => {
+      live = false;
+    };
+  }, [api, selected]);
+
+  useEffect(() => {
+    let live = true;
+    if (selected === undefined) return;
+    void api
+      .invoke('workflow:get', version === undefined ? { name: selected } : { name: selected, version })
+      .then((r) => {
+        if (live && r.ok) setSchema(schemaInfo(r.value.definition.inputSchema));
+      });
+    return () => {
+      live = false;
+    };
+  }, [api, selected, version]);
+
+  const onStart = async (): Promise<void> => {
+    if (selected === undefined) return;
+    const parsed = parseVariables(vars);
+    if (!parsed.ok) {
+      setError(parsed.message);
+      return;
+    }
+    setError(undefined);
+    setBusy(true);
+    try {
+      const r = await start({
+        workflow: selected,
+        ...(version === undefined ? {} : { version }),
+        ...(parsed.value === undefined ? {} : { variables: parsed.value }),
+        ...(businessKey.trim() ? { businessKey: businessKey.trim() } : {}),
+      });
+      if (r.ok) setStarted(r.value.id);
+      else setError(`${r.error.code}: ${r.error.message}`);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const required = schema?.required ?? [];
+  return (
+    <section className="start-panel monitor-start" aria-label="Start an instance">
+      <div className="start-row">
+        <label htmlFor="start-vars" className="start-title">
+          Start <strong data-testid="selected-workflow">{selected ?? 'no workflow selected'}</strong>
+        </label>
+        <label className="inline-field">
+          version
+          <select
+            data-testid="start-version"
+            value={version ?? ''}
+            onChange={(e) => setVersion(e.target.value === '' ? undefined : Number(e.target.value))}
+            disabled={versions.length === 0}
+          >
+            <option value="">latest{versions[0] !== undefined ? ` (v${versions[0]})` : ''}</option>
+            {versions.map((v) => (
+              <option key={v} value={v}>
+                v{v}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label className="inline-field">
+          business key
+          <input
+            data-testid="start-business-key"
+            value={businessKey}
+            maxLength={200}
+            placeholder="optional"
+            onChange={(e) => setBusinessKey(e.target.value)}
+          />
+        </label>
+        <span className="spacer" />
+        {started !== undefined ? (
+          <span className="muted" data-testid="start-result">
+            started #{started}
+          </span>
+        ) : null}
+        <button
+          type="button"
+          className="primary"
+          data-testid="start-instance"
+          disabled={selected === undefined || busy}
+          onClick={() => void onStart()}
+        >
+          Start
+        </button>
+      </div>
+      <div className="start-editor">
+        <textarea
+          id="start-vars"
+          data-testid="start-vars"
+          spellCheck={false}
+          rows={3}
+          value={vars}
+          onChange={(e) => setVars(e.target.value)}
+          aria-label="Input variables (JSON)"
+        />
+        {schema && Object.keys(schema.properties).length > 0 ? (
+          <div className="schema-hint" data-testid="start-schema-hint">
+            <span className="muted">inputSchema:</span>{' '}
+            {Object.keys(schema.properties).map((k) => (
+              <code
+                key={k}
+                className={required.includes(k) ? 'required' : ''}
+                title={required.includes(k) ? 'required' : 'optional'}
+              >
+                {k}
+                {required.includes(k) ? '*' : ''}
+                <span className="muted">: {schema.properties[k]?.type ?? 'any'}</span>
+              </code>
+            ))}
+            <button
+              type="button"
+              className="link"
+              data-testid="start-template"
+              onClick={() => setVars(template(schema))}
+            >
+              fill template
+            </button>
+          </div>
+        ) : null}
+      </div>
+      {error !== undefined ? (
+        <p className="field-error" role="alert" data-testid="start-vars-error">
+          {error}
+        </p>
+      ) : null}
+    </section>
+  );
+}

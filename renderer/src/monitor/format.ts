@@ -1,0 +1,80 @@
+/**
+ * How the monitor writes times, durations and values: one place, so the list, the detail and the
+ * dashboard agree.
+ */
+
+/** A duration in ms as `850 ms`, `4.2 s`, `3 min 20 s`, `2 h 5 min`, `3 d 4 h`. */
+export function formatDuration(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined || !Number.isFinite(ms)) return '—';
+  const v = Math.max(0, ms);
+  if (v < 1000) return `${Math.round(v)} ms`;
+  if (v < 60_000) return `${(v / 1000).toFixed(v < 10_000 ? 1 : 0)} s`;
+  const s = Math.floor(v / 1000);
+  if (s < 3600) return `${Math.floor(s / 60)} min${s % 60 > 0 ? ` ${s % 60} s` : ''}`;
+  const m = Math.floor(s / 60);
+  if (m < 24 * 60) return `${Math.floor(m / 60)} h${m % 60 > 0 ? ` ${m % 60} min` : ''}`;
+  const h = Math.floor(m / 60);
+  return `${Math.floor(h / 24)} d${h % 24 > 0 ? ` ${h % 24} h` : ''}`;
+}
+
+/** An epoch-ms time: `14:03:07` today, `12 Mar 14:03` on other days; `—` for none. */
+export function formatTime(ms: number | null | undefined, now: number = Date.now()): string {
+  if (ms === null || ms === undefined) return '—';
+  const d = new Date(ms);
+  const today = new Date(now);
+  const sameDay =
+    d.getFullYear() === today.getFullYear() &&
+    d.getMonth() === today.getMonth() &&
+    d.getDate() === today.getDate();
+  const time = d.toLocaleTimeString(undefined, {
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+    hour12: false,
+  });
+  if (sameDay) return time;
+  return `${d.toLocaleDateString(undefined, { day: 'numeric', month: 'short' })} ${time.slice(0, 5)}`;
+}
+
+/** A full timestamp for tooltips: ISO-like local time with milliseconds. */
+export function formatTimestamp(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined) return '';
+  const d = new Date(ms);
+  const pad = (n: number, w = 2) => String(n).padStart(w, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
+}
+
+/** `in 3 s` / `4 min ago` relative to `now`. */
+export function formatRelative(ms: number | null | undefined, now: number = Date.now()): string {
+  if (ms === null || ms === undefined) return '—';
+  const delta = ms - now;
+  if (Math.abs(delta) < 1000) return 'now';
+  return delta > 0 ? `in ${formatDuration(delta)}` : `${formatDuration(-delta)} ago`;
+}
+
+/** A count with thousands separators. */
+export function formatCount(n: number | null | undefined): string {
+  return n === null || n === undefined ? '—' : n.toLocaleString('en-US');
+}
+
+/** A JSON value on one line, cut to `max` characters. */
+export function previewJson(value: unknown, max = 120): string {
+  let s: string;
+  try {
+    s = value === undefined ? '' : JSON.stringify(value);
+  } catch {
+    s = String(value);
+  }
+  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+}
+
+/** The one-line text of a serialized engine error (`CODE: message`), or of anything else. */
+export function errorText(error: unknown): string {
+  if (error === null || error === undefined) return '';
+  if (typeof error === 'object') {
+    const e = error as { code?: unknown; message?: unknown };
+    const message = typeof e.message === 'string' ? e.message : previewJson(error, 400);
+    return typeof e.code === 'string' ? `${e.code}: ${message}` : message;
+  }
+  return String(error);
+}

@@ -1,0 +1,69 @@
+/**
+ * The Dashboard's data: `metrics:get` (counts by status, queue, durations and failure rates per
+ * workflow, dead letters, the oldest waiting instance) and `metrics:series` (throughput and
+ * P50/P99 over time) for the chosen range. The view polls `load` while it is shown.
+ *
+ * A store creator apart from hooks: tests pass a fake `invoke`.
+ */
+import { createStore, type StoreApi } from 'zustand/vanilla';
+import type { Metrics, SeriesPoint } from '../../../engine/api/contract';
+import type { ApiClient } from '../api/client';
+import type { LoadStatus } from './workflows-store';
+
+/** The chart ranges offered: span and bucket, ms. */
+export const RANGES = {
+  '15m': { spanMs: 15 * 60_000, bucketMs: 15_000 },
+  '1h': { spanMs: 60 * 60_000, bucketMs: 60_000 },
+  '6h': { spanMs: 6 * 60 * 60_000, bucketMs: 5 * 60_000 },
+  '24h': { spanMs: 24 * 60 * 60_000, bucketMs: 15 * 60_000 },
+} as const;
+/** A key of {@link RANGES}. */
+export type RangeKey = keyof typeof RANGES;
+
+/** State and actions of the dashboard store. */
+export interface DashboardState {
+  metrics: Metrics | undefined;
+  series: SeriesPoint[];
+  bucketMs: number;
+  range: RangeKey;
+  status: LoadStatus;
+  load(): Promise<void>;
+  setRange(range: RangeKey): void;
+}
+
+/** A dashboard store over `api`; `now` is the clock of the chart range (tests pin it). */
+export function createDashboardStore(
+  api: Pick<ApiClient, 'invoke'>,
+  options: { now?: () => number } = {},
+): StoreApi<DashboardState> {
+  const now = options.now ?? (() => Date.now());
+  let seq = 0;
+  return createStore<DashboardState>()((set, get) => ({
+    metrics: undefined,
+    series: [],
+    bucketMs: RANGES['1h'].bucketMs,
+    range: '1h',
+    status: 'idle',
+    async load() {
+      const mine = ++seq;
+      const { spanMs, bucketMs } = RANGES[get().range];
+      set((s) => ({ status: s.metrics === undefined ? 'loading' : s.status }));
+      const end = now();
+      const from = Math.floor((end - spanMs) / bucketMs) * bucketMs + bucketMs;
+      const [m, series] = await Promise.all([
+        api.invoke('metrics:get'),
+        api.invoke('metrics:series', { from, to: end, bucketMs }),
+      ]);
+      if (mine !== seq) return;
+      if (!m.ok) {
+        set({ status: 'error' });
+        return;
+      }
+      set({ metrics: m.value, series: series.ok ? series.value.points : [], bucketMs, status: 'ready' });
+    },
+    setRange(range) {
+      set({ range });
+      void get().load();
+    },
+  }));
+}

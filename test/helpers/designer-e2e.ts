@@ -1,0 +1,239 @@
+/**
+ * The Designer in real Chromium through the browser host, for e2e tests and scripts: one built
+ * renderer, one engine on a temp file (built-in types plus the examples' custom ones), one host,
+ * one browser page per call; and the moves a person makes (drag from the palette, connect two
+ * handles, type into a property, export through the download).
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { build } from 'vite';
+import type { Result } from '../../engine/api/contract';
+import { createDefaultRegistry } from '../../engine/nodes/registry';
+import { Engine } from '../../engine/runtime/engine';
+import { register as registerPipelineNodes } from '../../examples/pipeline-nodes';
+import { startServer, type RunningServer } from '../../server/index';
+
+/** The repository root. */
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** The example workflows (`examples/<name>.workflow.json`). */
+export const EXAMPLES = ['csv-pipeline', 'ota-upgrade', 'purchase-approval'] as const;
+
+/** An example workflow's file text. */
+export function exampleText(name: string): string {
+  return fs.readFileSync(path.join(ROOT, 'examples', `${name}.workflow.json`), 'utf8');
+}
+
+/** Debian's Chromium (installed by .ci/run); playwright-core never downloads a browser. */
+export function chromiumPath(): string {
+  for (const candidate of [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser']) {
+    if (candidate && fs.existsSync(candidate)) return candidate;
+  }
+  try {
+    return execFileSync('which', ['chromium'], { encoding: 'utf8' }).trim();
+  } catch {
+    throw new Error('Chromium not found: install it with `apt-get install -y chromium` (as .ci/run does), or set CHROMIUM_PATH');
+  }
+}
+
+/** A running app: engine, host, browser page. */
+export interface DesignerApp {
+  work: string;
+  engine: Engine;
+  server: RunningServer;
+  context: BrowserContext;
+  page: Page;
+  /** Page errors and console errors seen so far. */
+  consoleErrors: string[];
+  /** A contract call through the host; throws on a failed result. */
+  api<T>(channel: string, input?: unknown): Promise<T>;
+  /** A contract call through the host, the Result as is. */
+  call<T>(channel: string, input?: unknown): Promise<Result<T>>;
+  close(): Promise<void>;
+}
+
+/** Options of {@link startDesignerApp}. */
+export interface DesignerAppOptions {
+  /** Workflows saved before the page opens (definitions). */
+  deploy?: unknown[];
+  /** Viewport (default 1600 × 1000). */
+  viewport?: { width: number; height: number };
+}
+
+/**
+ * Builds the renderer into a temp folder, opens an engine there, serves both, and opens the app
+ * in headless Chromium on the Designer tab.
+ */
+export async function startDesignerApp(options: DesignerAppOptions = {}): Promise<DesignerApp> {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'runnel-designer-'));
+  const rendererDir = path.join(work, 'renderer');
+  // RUNNEL_E2E_NO_MINIFY=1 keeps names readable for a profile.
+  const minify = process.env.RUNNEL_E2E_NO_MINIFY !== '1';
+  await build({ configFile: path.join(ROOT, 'renderer/vite.config.ts'), logLevel: 'warn', build: { outDir: rendererDir, emptyOutDir: true, sourcemap: false, minify } });
+  const registry = createDefaultRegistry();
+  registerPipelineNodes(registry);
+  const engine = Engine.open(path.join(work, 'runnel.db'), { registry, pollIntervalMs: 10 });
+  for (const d of options.deploy ?? []) await engine.deploy(d);
+  const server = await startServer({ engine, rendererDir, eventIntervalMs: 50 });
+  const context = await chromium.launchPersistentContext(path.join(work, 'chromium-profile'), {
+    executablePath: chromiumPath(),
+    headless: true,
+    viewport: options.viewport ?? { width: 1600, height: 1000 },
+    acceptDownloads: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  // Fail fast: every step of these tests takes well under a second.
+  page.setDefaultTimeout(8000);
+  const consoleErrors: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error') consoleErrors.push(m.text());
+  });
+  page.on('pageerror', (e) => consoleErrors.push(e.message));
+  await page.goto(server.url);
+  await page.getByTestId('nav-designer').click();
+  await page.getByTestId('view-designer').waitFor();
+  await page.getByTestId('palette-item-pass').waitFor();
+
+  const call = async <T>(channel: string, input?: unknown): Promise<Result<T>> => {
+    const res = await fetch(`http://127.0.0.1:${server.port}/api/${channel}`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${server.token}`, 'Content-Type': 'application/json' },
+      body: input === undefined ? '' : JSON.stringify(input),
+    });
+    return (await res.json()) as Result<T>;
+  };
+  return {
+    work,
+    engine,
+    server,
+    context,
+    page,
+    consoleErrors,
+    call,
+    async api<T>(channel: string, input?: unknown): Promise<T> {
+      const r = await call<T>(channel, input);
+      if (!r.ok) throw new Error(`${channel}: ${r.error.code}: ${r.error.message}`);
+      return r.value;
+    },
+    async close() {
+      await context.close().catch(() => undefined);
+      await server.close();
+      await engine.close();
+      fs.rmSync(work, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The canvas node `id` (React Flow's wrapper). */
+export function nodeAt(page: Page, id: string) {
+  return page.locator(`.react-flow__node[data-id="${cssString(id)}"]`);
+}
+
+/** `s` quoted for a CSS attribute selector's double-quoted string. */
+export function cssString(s: string): string {
+  return s.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
+}
+
+/** The centre of the canvas pane, in page coordinates. */
+export async function canvasCentre(page: Page): Promise<{ x: number; y: number }> {
+  const box = await page.getByTestId('designer-canvas').boundingBox();
+  if (!box) throw new Error('no canvas');
+  return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+}
+
+/**
+ * Drags palette item `type` onto the canvas at `at` (page coordinates; default the centre) and
+ * returns the new node's id (the one selected afterwards).
+ */
+export async function dragFromPalette(page: Page, type: string, at?: { x: number; y: number }): Promise<string> {
+  const before = new Set(await page.locator('.react-flow__node').evaluateAll((els) => els.map((e) => e.getAttribute('data-id'))));
+  const target = at ?? (await canvasCentre(page));
+  const box = await page.getByTestId('designer-canvas').boundingBox();
+  if (!box) throw new Error('no canvas');
+  await page.getByTestId(`palette-item-${type}`).dragTo(page.getByTestId('designer-canvas'), { targetPosition: { x: target.x - box.x, y: target.y - box.y } });
+  let id: string | undefined;
+  for (let i = 0; i < 100 && id === undefined; i++) {
+    const now = await page.locator('.react-flow__node').evaluateAll((els) => els.map((e) => e.getAttribute('data-id')));
+    id = now.find((x): x is string => x !== null && !before.has(x));
+    if (id === undefined) await page.waitForTimeout(20);
+  }
+  if (id === undefined) throw new Error(`dropping ${type} made no node`);
+  return id;
+}
+
+/** Moves the mouse from node `from`'s output (or error output) handle onto node `to`'s input, holding the button; `release` ends it. */
+export async function dragConnection(page: Page, from: string, to: string, options: { handle?: 'out' | 'error'; release?: boolean } = {}): Promise<void> {
+  const handle = options.handle ?? 'out';
+  const a = await nodeAt(page, from).locator(`.react-flow__handle[data-handleid="${handle}"]`).boundingBox();
+  const b = await nodeAt(page, to).locator('.react-flow__handle[data-handleid="in"]').boundingBox();
+  if (!a || !b) throw new Error(`no handles for ${from} → ${to}`);
+  await page.mouse.move(a.x + a.width / 2, a.y + a.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(b.x + b.width / 2, b.y + b.height / 2, { steps: 12 });
+  if (options.release !== false) await page.mouse.up();
+}
+
+/** Connects two nodes by dragging handle to handle. */
+export async function connect(page: Page, from: string, to: string, handle: 'out' | 'error' = 'out'): Promise<void> {
+  await dragConnection(page, from, to, { handle });
+}
+
+/** Selects node `id` alone by clicking it. */
+export async function selectNode(page: Page, id: string): Promise<void> {
+  // A click on a node of a multi-selection keeps the selection (to drag it): clear it first.
+  if ((await page.getByTestId('properties-panel').getAttribute('data-selection')) === 'many') await clickPane(page);
+  await nodeAt(page, id).click();
+  await page.locator('[data-testid="properties-panel"][data-selection="node"]').waitFor();
+}
+
+/** Renames the selected node through the properties panel's id field. */
+export async function renameSelected(page: Page, newId: string): Promise<void> {
+  const field = page.getByTestId('prop-id');
+  await field.fill(newId);
+  await field.press('Enter');
+  await nodeAt(page, newId).waitFor();
+}
+
+/** Drops a node of `type` and gives it id `id`; returns the id. */
+export async function addNode(page: Page, type: string, id: string, at?: { x: number; y: number }): Promise<string> {
+  const made = await dragFromPalette(page, type, at);
+  await selectNode(page, made);
+  if (made !== id) await renameSelected(page, id);
+  return id;
+}
+
+/** Clicks the empty canvas (clears the selection: the panel shows the workflow). */
+export async function clickPane(page: Page): Promise<void> {
+  await page.locator('.react-flow__pane').click({ position: { x: 8, y: 8 } });
+}
+
+/** Exports through the toolbar (a browser download) and returns the file's text. */
+export async function exportViaUi(page: Page): Promise<string> {
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export-workflow').click()]);
+  const file = await download.path();
+  return fs.readFileSync(file, 'utf8');
+}
+
+/** Imports `text` through the toolbar's import dialog (paste) and waits until it is drawn. */
+export async function importViaUi(page: Page, text: string): Promise<void> {
+  await page.getByTestId('import-workflow').click();
+  await page.getByTestId('import-text').fill(text);
+  await page.getByTestId('import-confirm').click();
+  const discard = page.getByTestId('unsaved-discard');
+  if (await discard.isVisible().catch(() => false)) await discard.click();
+  await page.getByTestId('import-dialog').waitFor({ state: 'detached' });
+}
+
+/** Saves through the toolbar and waits for the message saying so. */
+export async function saveViaUi(page: Page): Promise<string> {
+  const box = page.getByTestId('designer-message');
+  const before = (await box.count()) > 0 ? await box.getAttribute('data-seq') : null;
+  await page.getByTestId('save-workflow').click();
+  await page.locator(`[data-testid="designer-message"]:not([data-seq="${before ?? ''}"])`).waitFor();
+  return (await page.getByTestId('designer-message-text').textContent()) ?? '';
+}

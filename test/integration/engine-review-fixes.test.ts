@@ -1,0 +1,264 @@
+/**
+ * Engine-level fixes from a newcomer review, on real database files in temp dirs: an inputSchema
+ * Ajv cannot compile, moved designer positions, read-only database files, and templates that
+ * read missing variables.
+ */
+import { spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { EngineError } from '../../engine/errors';
+import { databaseAccess, openDatabase } from '../../engine/db/open-database';
+import { Engine } from '../../engine/runtime/engine';
+import { runToSettled, tempDir, tempEngine } from '../helpers/temp-engine';
+
+async function rejected(promise: Promise<unknown>): Promise<EngineError> {
+  const err: unknown = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(EngineError);
+  return err as EngineError;
+}
+
+function thrown(fn: () => unknown): EngineError {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(EngineError);
+    return err as EngineError;
+  }
+  throw new Error('expected an EngineError');
+}
+
+const sha = (file: string) => crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+const REPO = path.resolve(import.meta.dirname, '../..');
+/** uid and gid of `nobody` on Debian. */
+const NOBODY = 65534;
+
+describe('an inputSchema Ajv cannot compile', () => {
+  let ctx: ReturnType<typeof tempEngine>;
+  afterEach(async () => ctx.close());
+
+  it('is refused at deploy with INVALID_INPUT_SCHEMA, and a stored one fails start with INVALID_WORKFLOW, never INTERNAL', async () => {
+    ctx = tempEngine();
+    const { engine } = ctx;
+    // given: deploy refuses the schema outright
+    const refused = await rejected(engine.deploy({ name: 'buy', inputSchema: { type: 'objekt' }, nodes: [{ id: 'a', type: 'pass' }] }));
+    expect(refused.code).toBe('INVALID_WORKFLOW');
+    expect(refused.details).toEqual([expect.objectContaining({ code: 'INVALID_INPUT_SCHEMA', path: ['inputSchema'] })]);
+    // and: a version stored before deploy compiled schemas
+    await engine.deploy({ name: 'old', inputSchema: { type: 'object' }, nodes: [{ id: 'a', type: 'pass' }] });
+    const row = engine.workflowRow('old');
+    const dsl = JSON.parse(row.dsl_json) as Record<string, unknown>;
+    dsl['inputSchema'] = { type: 'objekt' };
+    engine.db.raw.prepare('UPDATE workflow SET dsl_json = ? WHERE id = ?').run(JSON.stringify(dsl), row.id);
+    // when it is started, twice (the failed compile is cached, not retried into an Ajv stack trace)
+    for (let i = 0; i < 2; i++) {
+      const err = await rejected(engine.start('old', { variables: {} }));
+      // then the start is refused as a user error naming the schema, and nothing was written
+      expect(err.code).toBe('INVALID_WORKFLOW');
+      expect(err.kind).toBe('user');
+      expect(err.message).toMatch(/inputSchema is not a valid JSON Schema/);
+    }
+    expect(engine.listInstances()).toEqual([]);
+  });
+});
+
+describe('deploying moved nodes (only ui changed)', () => {
+  let ctx: ReturnType<typeof tempEngine>;
+  afterEach(async () => ctx.close());
+
+  it('updates the latest version’s ui in place (uiUpdated), exports the new positions, and leaves instances alone', async () => {
+    ctx = tempEngine();
+    const { engine } = ctx;
+    const definition = (x: number) => ({
+      name: 'moved',
+      nodes: [
+        { id: 'a', type: 'pass', config: { result: 1 }, output: 'one' },
+        { id: 'b', type: 'pass' },
+      ],
+      edges: [{ from: 'a', to: 'b' }],
+      ui: { positions: { a: { x, y: 0 }, b: { x, y: 120 } } },
+    });
+    const first = await engine.deploy(definition(0));
+    const id = await engine.start('moved');
+    const before = await runToSettled(engine, id);
+
+    // when the same definition is saved with the nodes moved
+    const moved = await engine.deploy(definition(300));
+
+    // then no version is made, but the positions are kept and say so
+    expect(moved).toEqual({ workflowId: first.workflowId, name: 'moved', version: 1, created: false, uiUpdated: true });
+    expect(engine.listVersions('moved')).toHaveLength(1);
+    expect(engine.exportWorkflow('moved').ui).toEqual({ positions: { a: { x: 300, y: 0 }, b: { x: 300, y: 120 } } });
+    // and saving the same again, or without ui, changes nothing
+    expect(await engine.deploy(definition(300))).toEqual({ workflowId: first.workflowId, name: 'moved', version: 1, created: false });
+    const { ui: _ui, ...withoutUi } = definition(999);
+    expect((await engine.deploy(withoutUi)).uiUpdated).toBeUndefined();
+    expect(engine.exportWorkflow('moved').ui).toEqual({ positions: { a: { x: 300, y: 0 }, b: { x: 300, y: 120 } } });
+    // and the instance is as it was: same version, status, variables and history
+    const after = engine.getInstance(id);
+    expect(after).toEqual(before);
+    // and a new instance still runs on version 1
+    const next = await runToSettled(engine, await engine.start('moved'));
+    expect(next).toMatchObject({ status: 'COMPLETED', workflowVersion: 1, workflowId: first.workflowId });
+  });
+});
+
+describe('read-only database files', () => {
+  const cleanups: Array<() => void> = [];
+  afterEach(() => {
+    for (const c of cleanups.splice(0)) c();
+  });
+
+  /** A database with one completed instance, closed, its file made read-only (0444). */
+  async function readonlyFile(): Promise<{ dir: string; file: string; id: number }> {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(() => {
+      fs.chmodSync(dir, 0o755);
+      if (fs.existsSync(path.join(dir, 'runnel.db'))) fs.chmodSync(path.join(dir, 'runnel.db'), 0o644);
+      cleanup();
+    });
+    const file = path.join(dir, 'runnel.db');
+    const engine = Engine.open(file, { pollIntervalMs: 10 });
+    await engine.deploy({ name: 'ro', nodes: [{ id: 'a', type: 'pass', config: { result: 7 }, output: 'seven' }] });
+    const id = await engine.start('ro');
+    await runToSettled(engine, id);
+    await engine.close();
+    fs.chmodSync(file, 0o444);
+    return { dir, file, id };
+  }
+
+  it('opened read-only: list, show and export work; every write fails with DATABASE_READONLY; the file is untouched', async () => {
+    // given a read-only file, opened read-only explicitly (tests run as root, which ignores modes)
+    const { file, id } = await readonlyFile();
+    const digest = sha(file);
+    const errors = vi.spyOn(console, 'error');
+    const engine = Engine.open(file, { readonly: true });
+    try {
+      expect(engine.db.readonly).toBe(true);
+      // then reads work
+      expect(engine.listInstances().map((r) => [r.id, r.status])).toEqual([[id, 'COMPLETED']]);
+      expect(engine.getInstance(id).variables).toEqual({ seven: 7 });
+      expect(engine.history(id).length).toBeGreaterThan(0);
+      expect(engine.exportWorkflow('ro').name).toBe('ro');
+      expect(engine.metrics().counts).toEqual({ COMPLETED: 1 });
+      // and every kind of write is refused with a clear user error
+      const writes: Array<() => Promise<unknown>> = [
+        () => engine.deploy({ name: 'other', nodes: [{ id: 'a', type: 'pass' }] }),
+        () => engine.start('ro'),
+        () => engine.cancel(id),
+        () => engine.retry(id),
+      ];
+      for (const write of writes) {
+        const err = await rejected(write());
+        expect(err.code).toBe('DATABASE_READONLY');
+        expect(err.kind).toBe('user');
+        expect(err.message).toMatch(/read-only/);
+      }
+      expect(() => engine.db.writeSync(() => 1)).toThrow(/read-only/);
+    } finally {
+      await engine.close();
+    }
+    // and nothing changed the file, and closing did not try a checkpoint
+    expect(sha(file)).toBe(digest);
+    expect(errors.mock.calls.filter((c) => String(c[0]).includes('checkpoint'))).toEqual([]);
+    errors.mockRestore();
+  });
+
+  it('a read-only open of an empty file says "not a Runnel database (empty file)" and leaves it empty', () => {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const empty = path.join(dir, 'empty.db');
+    fs.writeFileSync(empty, '');
+    const err = thrown(() => openDatabase(empty, { readonly: true }));
+    expect(err.code).toBe('DATABASE_CORRUPT');
+    expect(err.kind).toBe('user');
+    expect(err.message).toContain('not a Runnel database (empty file)');
+    expect(fs.statSync(empty).size).toBe(0);
+  });
+
+  it('databaseAccess: read-only when the file, or its directory without writable -wal/-shm, is not writable', () => {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const file = path.join(dir, 'x.db');
+    const only = (...writable: string[]) => (p: string) => writable.includes(p);
+    // a missing file is for the caller to create
+    expect(databaseAccess(file, only())).toBe('read-write');
+    fs.writeFileSync(file, '');
+    expect(databaseAccess(file, only(file, dir))).toBe('read-write');
+    expect(databaseAccess(file, only(dir))).toBe('read-only');
+    expect(databaseAccess(file, only(file))).toBe('read-only');
+    // a read-only directory is fine when SQLite's companions exist and are writable
+    fs.writeFileSync(`${file}-wal`, '');
+    fs.writeFileSync(`${file}-shm`, '');
+    expect(databaseAccess(file, only(file, `${file}-wal`, `${file}-shm`))).toBe('read-write');
+    expect(databaseAccess(file, only(file, `${file}-wal`))).toBe('read-only');
+    expect(databaseAccess(':memory:', only())).toBe('read-write');
+  });
+
+  /**
+   * Runs test/helpers/readonly-probe.ts on `file` as an unprivileged user (`nobody` when the
+   * tests run as root, as CI does: root ignores file modes), and returns what it printed.
+   */
+  function probeAsUser(dir: string, file: string, id: number): Record<string, unknown> {
+    const asRoot = process.getuid?.() === 0;
+    // the probe's user must reach the directory (mkdtemp makes it 0700) and tsx's cache
+    fs.chmodSync(path.dirname(dir), fs.statSync(path.dirname(dir)).mode | 0o001);
+    const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO, 'test/helpers/readonly-probe.ts'), file, String(id)], {
+      cwd: REPO,
+      encoding: 'utf8',
+      env: { ...process.env, HOME: os.tmpdir() },
+      ...(asRoot ? { uid: NOBODY, gid: NOBODY } : {}),
+      timeout: 30_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    return JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as Record<string, unknown>;
+  }
+
+  it('a 0444 file is opened read-only by itself for a user who cannot write it', async () => {
+    const { dir, file, id } = await readonlyFile();
+    // the directory is writable (SQLite creates -shm there); only the file is not
+    fs.chmodSync(dir, 0o777);
+    const digest = sha(file);
+    expect(probeAsUser(dir, file, id)).toEqual({ readonly: true, status: 'COMPLETED', startCode: 'DATABASE_READONLY' });
+    expect(sha(file)).toBe(digest);
+  });
+
+  it('in a 0555 directory without -shm, the error says SQLite needs to create it', async () => {
+    const { dir, file, id } = await readonlyFile();
+    for (const f of [`${file}-wal`, `${file}-shm`]) fs.rmSync(f, { force: true });
+    fs.chmodSync(dir, 0o555);
+    const out = probeAsUser(dir, file, id);
+    expect(out.openCode).toBe('DATABASE_READONLY');
+    expect(String(out.message)).toContain('-shm');
+  });
+});
+
+describe('a template that reads a missing variable', () => {
+  let ctx: ReturnType<typeof tempEngine>;
+  afterEach(async () => ctx.close());
+
+  it('fails its node at once with a non-retryable EXPRESSION_ERROR naming the variable; a $exists guard still works', async () => {
+    ctx = tempEngine();
+    const { engine } = ctx;
+    await engine.deploy({
+      name: 'holes',
+      nodes: [
+        { id: 'guarded', type: 'pass', config: { result: 'to {{ $exists(who) ? who : "nobody" }}' }, output: 'greeting' },
+        { id: 'url', type: 'pass', config: { result: '{{ base }}/{{ missing.deep }}/{{ n }}' }, retry: { maxAttempts: 3, initialIntervalMs: 1 } },
+      ],
+      edges: [{ from: 'guarded', to: 'url' }],
+    });
+    const inst = await runToSettled(engine, await engine.start('holes', { variables: { base: 'http://x', n: null } }));
+    expect(inst.status).toBe('FAILED');
+    expect(inst.variables.greeting).toBe('to nobody');
+    const node = inst.nodes.find((n) => n.id === 'url');
+    expect(node).toMatchObject({ status: 'FAILED', attempt: 1 });
+    expect(node?.error).toMatchObject({ code: 'EXPRESSION_ERROR', retryable: false });
+    expect((node?.error as { message: string }).message).toMatch(/reads missing variable "missing"/);
+  });
+});
