@@ -2,6 +2,7 @@
  * What the renderer does on an app-menu command (desktop) or the matching toolbar button.
  */
 import type { DesktopCommand } from '../../electron/shared/commands';
+import { designerStoreFor } from './designer/context';
 import type { AppStores } from './stores/app-stores';
 
 /** How files reach the user outside the desktop app (the view supplies DOM-based ones). */
@@ -46,8 +47,11 @@ export async function runCommand(command: DesktopCommand, stores: AppStores, fil
   const ui = stores.ui.getState();
   switch (command) {
     case 'view.designer':
+      ui.setView('designer');
+      return;
     case 'workflow.new':
       ui.setView('designer');
+      designerStoreFor(stores).getState().ask('new');
       return;
     case 'view.instances':
       ui.setView('instances');
@@ -55,11 +59,14 @@ export async function runCommand(command: DesktopCommand, stores: AppStores, fil
     case 'view.dashboard':
       ui.setView('dashboard');
       return;
+    // In the Designer these act on the drawing (saved or not); elsewhere on saved workflows.
     case 'workflow.import':
-      await importWorkflow(stores, files);
+      if (ui.view === 'designer') designerStoreFor(stores).getState().ask('import');
+      else await importWorkflow(stores, files);
       return;
     case 'workflow.export':
-      await exportWorkflow(stores, files);
+      if (ui.view === 'designer') designerStoreFor(stores).getState().ask('export');
+      else await exportWorkflow(stores, files);
       return;
     case 'database.changed':
       // The client turns this into a resync; the stores reload there.

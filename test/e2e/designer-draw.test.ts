@@ -9,12 +9,12 @@ import { canonicalJson, normalizeWorkflow } from '../../engine/dsl';
 import {
   addNode,
   canvasCentre,
-  clickPane,
   connect,
   dragConnection,
   exportViaUi,
   importViaUi,
   nodeAt,
+  openWorkflowSettings,
   saveViaUi,
   selectNode,
   startDesignerApp,
@@ -58,7 +58,7 @@ describe('the Designer draws, checks and saves workflows', () => {
     const box = (await page.getByTestId('designer-canvas').boundingBox())!;
     const ids: string[] = [];
     for (const [i, t] of types.entries()) {
-      const at = { x: box.x + 120 + (i % 4) * 230, y: box.y + 80 + Math.floor(i / 4) * 170 };
+      const at = { x: box.x + 110 + (i % 4) * 215, y: box.y + 80 + Math.floor(i / 4) * 170 };
       ids.push(await addNode(page, t.type, `n-${t.type.replace('.', '-')}`, at));
       await expect.poll(() => nodeAt(page, ids[i]!).getAttribute('class')).toContain('selected');
     }
@@ -101,7 +101,7 @@ describe('the Designer draws, checks and saves workflows', () => {
     expect(await edgeCount()).toBe(5);
     await selectEdge('n-http-!>n-approval');
     await page.getByTestId('prop-when').fill("$error.code = 'HTTP_ERROR'");
-    await clickPane(page);
+    await openWorkflowSettings(page);
     await page.getByTestId('prop-workflow-name').fill('drawn');
     await expect.poll(() => page.getByTestId('problems-count').textContent()).toBe('0');
     // then: saved as version 1, and the database holds what was drawn
@@ -179,7 +179,7 @@ describe('the Designer draws, checks and saves workflows', () => {
     await addNode(page, 'script', 'calc', { x: c.x + 150, y: c.y });
     await page.getByTestId('prop-config-code').fill('return (1 +;');
     await expect.poll(() => page.getByTestId('prop-config-code-error').textContent()).toMatch(/Line 1, column 12/);
-    await clickPane(page);
+    await openWorkflowSettings(page);
     await page.getByTestId('prop-workflow-name').fill('broken');
     // when
     await page.getByTestId('save-workflow').click();
@@ -206,7 +206,7 @@ describe('the Designer draws, checks and saves workflows', () => {
     await page.getByTestId('prop-name').fill('発射 🚀 待つ');
     await page.getByTestId('prop-config-durationMs').fill('10');
     await connect(page, '检查', '🚀发射');
-    await clickPane(page);
+    await openWorkflowSettings(page);
     await page.getByTestId('prop-workflow-name').fill('ワークフロー 🌊');
     expect(await saveViaUi(page)).toBe('Saved ワークフロー 🌊 as version 1');
     // the database has them

@@ -6,7 +6,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Output } from '../../engine/api/contract';
 import { canonicalJson, normalizeWorkflow } from '../../engine/dsl';
-import { addNode, canvasCentre, EXAMPLES, exampleText, exportViaUi, importViaUi, nodeAt, saveViaUi, startDesignerApp, type DesignerApp } from '../helpers/designer-e2e';
+import { addNode, canvasCentre, EXAMPLES, exampleText, exportViaUi, importViaUi, nodeAt, openWorkflowSettings, saveViaUi, startDesignerApp, type DesignerApp } from '../helpers/designer-e2e';
 
 let app: DesignerApp;
 
@@ -107,8 +107,7 @@ describe('versions and the workflow life cycle', () => {
     await newDraft(page);
     const c = await canvasCentre(page);
     await addNode(page, 'pass', 'first', { x: c.x - 150, y: c.y });
-    await page.getByTestId('prop-workflow-name').waitFor({ state: 'detached' });
-    await page.locator('.react-flow__pane').click({ position: { x: 8, y: 8 } });
+    await openWorkflowSettings(page);
     await page.getByTestId('prop-workflow-name').fill('versioned');
     expect(await saveViaUi(page)).toBe('Saved versioned as version 1');
     // a change makes version 2

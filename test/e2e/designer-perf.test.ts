@@ -98,7 +98,6 @@ describe('a 500-node, 600-edge workflow in the Designer', () => {
     await expect.poll(() => page.getByTestId('problems-count').textContent(), { timeout: 10_000 }).toBe('0');
 
     // pan: drag the empty pane
-    await page.getByTestId('toggle-properties').click();
     const pane = (await page.getByTestId('designer-canvas').boundingBox())!;
     const pan = await frames(page, async () => {
       await page.mouse.move(pane.x + pane.width - 60, pane.y + 30);
@@ -107,13 +106,16 @@ describe('a 500-node, 600-edge workflow in the Designer', () => {
       await page.mouse.up();
     });
     // zoom in so a node is big enough to grab, then drag one node in view across
+    await page.getByTestId('fit-view').click();
+    await page.waitForTimeout(300);
     for (let i = 0; i < 3; i++) await page.getByRole('button', { name: 'Zoom In' }).click();
     await page.waitForTimeout(300);
     const inView = await page.evaluate(() => {
       const pane = document.querySelector('[data-testid="designer-canvas"]')!.getBoundingClientRect();
       for (const el of document.querySelectorAll('.react-flow__node')) {
         const r = el.getBoundingClientRect();
-        if (r.left > pane.left + 40 && r.top > pane.top + 40 && r.right < pane.left + pane.width / 2 && r.bottom < pane.top + pane.height / 2) return el.getAttribute('data-id');
+        // Room to drag it 200 px right and 150 px down without leaving the pane.
+        if (r.left > pane.left + 60 && r.top > pane.top + 40 && r.right < pane.right - 260 && r.bottom < pane.bottom - 200) return el.getAttribute('data-id');
       }
       return null;
     });

@@ -139,11 +139,17 @@ export function cssString(s: string): string {
   return s.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
 }
 
-/** The centre of the canvas pane, in page coordinates. */
+/** Width of the properties drawer over the canvas's right side, px (PANEL_WIDTH). */
+export const DRAWER = 320;
+
+/**
+ * The centre of the part of the canvas the properties drawer never covers, in page
+ * coordinates (a node is selected, and the drawer open, after every drop).
+ */
 export async function canvasCentre(page: Page): Promise<{ x: number; y: number }> {
   const box = await page.getByTestId('designer-canvas').boundingBox();
   if (!box) throw new Error('no canvas');
-  return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+  return { x: box.x + (box.width - DRAWER) / 2, y: box.y + box.height / 2 };
 }
 
 /**
@@ -186,7 +192,7 @@ export async function connect(page: Page, from: string, to: string, handle: 'out
 /** Selects node `id` alone by clicking it. */
 export async function selectNode(page: Page, id: string): Promise<void> {
   // A click on a node of a multi-selection keeps the selection (to drag it): clear it first.
-  if ((await page.getByTestId('properties-panel').getAttribute('data-selection')) === 'many') await clickPane(page);
+  if ((await page.locator('[data-testid="properties-panel"][data-selection="many"]').count()) > 0) await clickPane(page);
   await nodeAt(page, id).click();
   await page.locator('[data-testid="properties-panel"][data-selection="node"]').waitFor();
 }
@@ -210,6 +216,13 @@ export async function addNode(page: Page, type: string, id: string, at?: { x: nu
 /** Clicks the empty canvas (clears the selection: the panel shows the workflow). */
 export async function clickPane(page: Page): Promise<void> {
   await page.locator('.react-flow__pane').click({ position: { x: 8, y: 8 } });
+}
+
+/** Clears the selection and shows the workflow's own settings (name, description, input, …). */
+export async function openWorkflowSettings(page: Page): Promise<void> {
+  await clickPane(page);
+  if ((await page.getByTestId('workflow-settings').getAttribute('aria-pressed')) !== 'true') await page.getByTestId('workflow-settings').click();
+  await page.locator('[data-testid="properties-panel"][data-selection="workflow"]').waitFor();
 }
 
 /** Exports through the toolbar (a browser download) and returns the file's text. */

@@ -10,6 +10,9 @@ import { register as registerPipelineNodes } from '../../examples/pipeline-nodes
 import type { ApiClient } from '../../renderer/src/api/client';
 import { createDesignerStore, exportFileName } from '../../renderer/src/stores/designer-store';
 import { createWorkflowsStore } from '../../renderer/src/stores/workflows-store';
+import { createAppStores } from '../../renderer/src/stores/app-stores';
+import { runCommand } from '../../renderer/src/commands';
+import { designerStoreFor } from '../../renderer/src/designer/context';
 import { checkScriptSyntax, designerProblems, catalogFrom } from '../../renderer/src/designer/validation';
 import { checkAgainstSchema, schemaFields, variablesSkeleton } from '../../renderer/src/designer/run-variables';
 
@@ -298,5 +301,34 @@ describe('run dialog checks', () => {
     expect(checkAgainstSchema(schema, { n: 1 })).toMatch(/deviceId/);
     expect(checkAgainstSchema(schema, { deviceId: 'd-1' })).toBeUndefined();
     expect(checkAgainstSchema(undefined, {})).toBeUndefined();
+  });
+});
+
+describe('app-menu commands in the Designer', () => {
+  it('New opens the Designer and asks it for a new draft; Import and Export there act on the drawing', async () => {
+    const fake = fakeApi();
+    const api: ApiClient = {
+      transport: 'http',
+      invoke: fake.api.invoke,
+      desktop: undefined,
+      onEvent: () => () => undefined,
+      onCommand: () => () => undefined,
+      onResync: () => () => undefined,
+      onConnection: () => () => undefined,
+      close: () => undefined,
+    };
+    const stores = createAppStores(api);
+    const files = { pickWorkflowFile: () => Promise.resolve(undefined), saveFile: () => Promise.resolve() };
+    await runCommand('workflow.new', stores, files);
+    expect(stores.ui.getState().view).toBe('designer');
+    const designer = designerStoreFor(stores);
+    expect(designerStoreFor(stores)).toBe(designer);
+    expect(designer.getState().request?.kind).toBe('new');
+    await runCommand('workflow.import', stores, files);
+    expect(designer.getState().request?.kind).toBe('import');
+    await runCommand('workflow.export', stores, files);
+    expect(designer.getState().request?.kind).toBe('export');
+    expect(fake.called('workflow:import')).toEqual([]);
+    expect(fake.called('workflow:export')).toEqual([]);
   });
 });

@@ -16,10 +16,11 @@ import {
   useReactFlow,
   type Connection,
   type FinalConnectionState,
+  type FitViewOptions,
   type IsValidConnection,
   type OnConnectEnd,
 } from '@xyflow/react';
-import { useCallback, useEffect, useRef, type DragEvent, type ReactNode } from 'react';
+import { useCallback, useEffect, useRef, type DragEvent } from 'react';
 import { useDesigner, useDesignerStore } from './context';
 import { DEFAULT_NODE_SIZE, GRID } from './layout';
 import { edgeTypes, nodeTypes } from './node-types';
@@ -28,11 +29,16 @@ import { DND_MIME, useDnD } from './use-dnd';
 
 const SNAP: [number, number] = [GRID, GRID];
 const MULTI_SELECT_KEYS = ['Shift', 'Meta', 'Control'];
-const FIT_OPTIONS = { padding: 0.06, maxZoom: 1.1 };
+/** Fit options leaving `inset` px on the right free (the properties drawer covers them). */
+export function fitOptions(inset: number): FitViewOptions<AppNode> {
+  const right: `${number}px` | `${number}%` = inset > 0 ? `${inset + 24}px` : '4%';
+  return { padding: { top: '6%', bottom: '6%', left: '4%', right }, maxZoom: 1.1 };
+}
 /** How long a refusal stays after the drag ended, ms. */
 const REFUSAL_MS = 4000;
 
-const MINIMAP_STYLE = { width: 168, height: 108 };
+// Bottom left, beside the zoom controls: the right side is where the properties drawer opens.
+const MINIMAP_STYLE = { width: 168, height: 108, marginLeft: 58 };
 
 const MINIMAP_COLORS: Record<string, string> = {
   http: '#2563eb',
@@ -111,7 +117,7 @@ function LastRefusal() {
 }
 
 /** Brings focused elements into view and fits the drawing when asked. */
-function ViewKeeper() {
+function ViewKeeper({ inset }: { inset: number }) {
   const store = useDesignerStore();
   const focus = useDesigner((s) => s.focus);
   const fitSeq = useDesigner((s) => s.fitSeq);
@@ -133,8 +139,8 @@ function ViewKeeper() {
     }
     if (!initialized) return;
     pendingFit.current = false;
-    void flow.fitView(FIT_OPTIONS);
-  }, [initialized, fitSeq, flow, store]);
+    void flow.fitView(fitOptions(inset));
+  }, [initialized, fitSeq, flow, store, inset]);
 
   useEffect(() => {
     if (!focus || focus.kind === 'workflow' || focus.id === undefined) return;
@@ -154,13 +160,16 @@ function ViewKeeper() {
       const b = edge ? centreOf(edge.target) : undefined;
       if (a && b) at = { x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 };
     }
-    if (at) void flow.setCenter(at.x, at.y, { zoom: Math.max(flow.getZoom(), 0.9), duration: 250 });
+    // Centred in the part of the canvas the drawer leaves visible.
+    const zoom = Math.max(flow.getZoom(), 0.9);
+    if (at) void flow.setCenter(at.x + inset / 2 / zoom, at.y, { zoom, duration: 250 });
+    // Only a new focus request moves the view (not `inset`: the drawer opening or closing).
   }, [focus, flow, store]);
   return null;
 }
 
-/** The canvas; `overlay` is drawn over its top-right corner (the properties toggle). */
-export function Canvas({ overlay }: { overlay?: ReactNode }) {
+/** The canvas; `inset` px on its right are covered by the properties drawer. */
+export function Canvas({ inset }: { inset: number }) {
   const store = useDesignerStore();
   const nodes = useDesigner((s) => s.nodes);
   const edges = useDesigner((s) => s.edges);
@@ -238,16 +247,14 @@ export function Canvas({ overlay }: { overlay?: ReactNode }) {
         minZoom={0.05}
         maxZoom={2.5}
         elevateEdgesOnSelect
-        onlyRenderVisibleElements
       >
         <Background variant={BackgroundVariant.Dots} gap={GRID} size={1.2} color="#cbd2e1" />
-        <MiniMap<AppNode> pannable zoomable nodeColor={minimapColor} nodeStrokeWidth={0} maskColor="rgb(246 247 251 / 70%)" ariaLabel="Minimap" style={MINIMAP_STYLE} />
+        <MiniMap<AppNode> pannable zoomable nodeColor={minimapColor} nodeStrokeWidth={0} maskColor="rgb(246 247 251 / 70%)" ariaLabel="Minimap" style={MINIMAP_STYLE} position="bottom-left" />
         <Controls showInteractive={false} position="bottom-left" />
         <LiveRefusal />
-        <ViewKeeper />
+        <ViewKeeper inset={inset} />
       </ReactFlow>
       <LastRefusal />
-      {overlay}
     </div>
   );
 }

@@ -19,7 +19,7 @@ import { readWorkflowFile } from './convert';
 import { ConfirmDialog, ImportDialog, NameDialog, RunDialog, UnsavedDialog } from './dialogs';
 import { ProblemsPanel } from './ProblemsPanel';
 import { Palette } from './Palette';
-import { PropertiesPanel } from './PropertiesPanel';
+import { PANEL_WIDTH, PropertiesPanel } from './PropertiesPanel';
 import { Toolbar } from './Toolbar';
 import { DnDProvider } from './use-dnd';
 import './designer.css';
@@ -90,7 +90,9 @@ function DesignerBody({ files }: { files: FileAccess }) {
   const [dialog, setDialog] = useState<Dialog>(undefined);
   const [pending, setPending] = useState<Pending | undefined>(undefined);
   const [dropping, setDropping] = useState(false);
-  const [propsOpen, setPropsOpen] = useState(true);
+  const [workflowOpen, setWorkflowOpen] = useState(false);
+  const selecting = useDesigner((s) => s.nodes.some((n) => n.selected) || s.edges.some((e) => e.selected));
+  const panelOpen = workflowOpen || selecting;
   const dirty = useDesigner((s) => s.dirty);
   const name = useDesigner((s) => s.meta.name);
   const source = useDesigner((s) => s.source);
@@ -109,14 +111,15 @@ function DesignerBody({ files }: { files: FileAccess }) {
     [store],
   );
 
-  // The palette, and what to show first: the sidebar's selection, else an empty draft.
+  // The palette, and what to show: the sidebar's selection (picked here or in another view),
+  // unless the drawing has unsaved changes, which stay (the sidebar then shows their workflow).
   useEffect(() => {
     void store.getState().loadTypes();
     const s = store.getState();
-    const pristine = !s.source && !s.dirty && s.nodes.length === 0;
     const selected = app.workflows.getState().selected;
-    if (selected !== undefined && selected !== s.source?.name && pristine) void s.open(selected);
-    else if (selected !== s.source?.name && !pristine) app.workflows.getState().select(s.source?.name);
+    if (selected === s.source?.name) return;
+    if (selected !== undefined && !s.dirty) void s.open(selected);
+    else if (s.dirty) app.workflows.getState().select(s.source?.name);
   }, [store, app]);
 
   // Follow the sidebar: a click opens that workflow (guarded); a list reload that moved the
@@ -141,6 +144,28 @@ function DesignerBody({ files }: { files: FileAccess }) {
       }),
     [app, store, guard],
   );
+
+  // App-menu commands meant for this view (commands.ts asks through the store).
+  const request = useDesigner((s) => s.request);
+  const handled = useRef(request?.seq);
+  useEffect(() => {
+    if (!request || handled.current === request.seq) return;
+    handled.current = request.seq;
+    if (request.kind === 'new')
+      guard(() => {
+        store.getState().newWorkflow();
+        app.workflows.getState().select(undefined);
+      });
+    else if (request.kind === 'import') void pickFile().then((why) => why !== undefined && store.getState().setMessage('error', why));
+    else void exportDrawing();
+    // pickFile and exportDrawing read the latest state when called; only a new request matters.
+  }, [request]);
+
+  // A workflow-level problem was clicked: show the workflow's settings.
+  const focus = useDesigner((s) => s.focus);
+  useEffect(() => {
+    if (focus?.kind === 'workflow') setWorkflowOpen(true);
+  }, [focus]);
 
   // Keyboard: Delete, Ctrl/Cmd+Z, Shift+Ctrl/Cmd+Z (or Ctrl+Y), Ctrl/Cmd+C/V/D/S/A.
   useEffect(() => {
@@ -282,22 +307,31 @@ function DesignerBody({ files }: { files: FileAccess }) {
         onDuplicate={() => setDialog('duplicate')}
         onDelete={() => setDialog('delete')}
         onRun={() => setDialog('run')}
+        workflowOpen={workflowOpen}
+        fitInset={panelOpen ? PANEL_WIDTH : 0}
+        onWorkflow={() => {
+          if (!workflowOpen) store.getState().selectOnly('none');
+          setWorkflowOpen(!workflowOpen);
+        }}
       />
       <Message />
-      <div className={propsOpen ? 'rn-body' : 'rn-body no-props'}>
+      <div className="rn-body">
         <Palette />
         <div className="rn-centre">
           <ReadOnlyBanner onLatest={() => source && void store.getState().open(source.name)} />
-          <Canvas
-            overlay={
-              <button type="button" className="rn-props-toggle" data-testid="toggle-properties" aria-pressed={propsOpen} title={propsOpen ? 'Hide the properties panel' : 'Show the properties panel'} onClick={() => setPropsOpen(!propsOpen)}>
-                {propsOpen ? 'Hide properties ›' : '‹ Properties'}
-              </button>
-            }
-          />
+          <div className="rn-stage">
+            <Canvas inset={panelOpen ? PANEL_WIDTH : 0} />
+            <PropertiesPanel
+              showWorkflow={workflowOpen}
+              onRename={() => setDialog('rename')}
+              onClose={() => {
+                setWorkflowOpen(false);
+                store.getState().selectOnly('none');
+              }}
+            />
+          </div>
           <ProblemsPanel />
         </div>
-        <PropertiesPanel onRename={() => setDialog('rename')} />
       </div>
       {dropping ? (
         <div className="rn-drop-overlay" data-testid="drop-overlay">

@@ -1,5 +1,5 @@
 /**
- * The properties panel (`properties-panel`): for one selected node, its common fields and a form
+ * The properties drawer (`properties-panel`, closed by `close-properties`): for one selected node, its common fields and a form
  * generated from its type's config JSON Schema; for one selected edge, its kind, `when`, label and
  * id; with nothing selected, the workflow's own fields. Several selected: what can be done to them.
  *
@@ -364,8 +364,14 @@ function WorkflowProperties({ onRename }: { onRename(): void }) {
   );
 }
 
-/** The properties column. */
-export function PropertiesPanel({ onRename }: { onRename(): void }) {
+/** Width of the properties drawer, px (the canvas fits and centres in what it leaves). */
+export const PANEL_WIDTH = 320;
+
+/**
+ * The properties drawer over the canvas's right side: shown while something is selected, or
+ * when the workflow's settings are asked for (`showWorkflow`).
+ */
+export function PropertiesPanel({ onRename, onClose, showWorkflow }: { onRename(): void; onClose(): void; showWorkflow: boolean }) {
   const store = useDesignerStore();
   const selected = useDesigner(useShallow((s) => s.nodes.filter((n) => n.selected).map((n) => n.id)));
   const selectedEdges = useDesigner(useShallow((s) => s.edges.filter((e) => e.selected)));
@@ -376,8 +382,12 @@ export function PropertiesPanel({ onRename }: { onRename(): void }) {
   const { editStart, editEnd } = store.getState();
   // Whatever the panel shows next, an edit session open for this one ends with it.
   useEffect(() => editEnd, [editEnd, onlyNode, onlyEdge?.id, many]);
+  if (onlyNode === undefined && onlyEdge === undefined && !many && !showWorkflow) return null;
   return (
     <aside className="rn-props" data-testid="properties-panel" aria-label="Properties" onFocus={editStart} onBlur={editEnd} data-selection={onlyNode !== undefined ? 'node' : onlyEdge !== undefined ? 'edge' : many ? 'many' : 'workflow'}>
+      <button type="button" className="rn-props-close" aria-label="Close the properties" title="Close (clears the selection)" data-testid="close-properties" onClick={onClose}>
+        ×
+      </button>
       {onlyNode !== undefined ? <NodeProperties key={onlyNode} id={onlyNode} /> : null}
       {onlyEdge !== undefined ? <EdgeProperties key={onlyEdge.id} edge={onlyEdge} /> : null}
       {many ? (

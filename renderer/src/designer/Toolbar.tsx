@@ -4,10 +4,12 @@
  *
  * Test ids: `new-workflow`, `import-workflow`, `export-workflow`, `workflow-title`,
  * `unsaved-marker`, `version-picker`, `undo`, `redo`, `auto-layout`, `fit-view`,
- * `rename-workflow`, `duplicate-workflow`, `delete-workflow`, `save-workflow`, `run-workflow`.
+ * `workflow-settings`, `rename-workflow`, `duplicate-workflow`, `delete-workflow`, `save-workflow`,
+ * `run-workflow`.
  */
-import { useReactFlow } from '@xyflow/react';
+import { useReactFlow, type FitViewOptions } from '@xyflow/react';
 import { useStore } from 'zustand';
+import { fitOptions } from './Canvas';
 import { useDesigner, useDesignerStore } from './context';
 
 /** What the toolbar's buttons open or do outside the store. */
@@ -20,6 +22,12 @@ export interface ToolbarActions {
   onDuplicate(): void;
   onDelete(): void;
   onRun(): void;
+  /** Whether the workflow's settings are shown. */
+  workflowOpen: boolean;
+  /** Shows or hides the workflow's settings. */
+  onWorkflow(): void;
+  /** Px on the canvas's right the properties drawer covers. */
+  fitInset: number;
 }
 
 const isMac = typeof navigator !== 'undefined' && /Mac|iPhone|iPad/u.test(navigator.platform);
@@ -94,11 +102,14 @@ export function Toolbar(actions: ToolbarActions) {
         <button type="button" data-testid="auto-layout" title="Arrange the nodes left to right (one undo step)" disabled={readOnly || nodeCount === 0} onClick={s.layout}>
           Auto-layout
         </button>
-        <button type="button" data-testid="fit-view" title="Fit the drawing into view" onClick={() => void fitView({ padding: 0.06, maxZoom: 1.1, duration: 200 })}>
+        <button type="button" data-testid="fit-view" title="Fit the drawing into view" onClick={() => void fitView({ ...(fitOptions(actions.fitInset) as FitViewOptions), duration: 200 })}>
           Fit
         </button>
       </div>
       <div className="rn-tool-group">
+        <button type="button" data-testid="workflow-settings" title="The workflow's own settings: name, description, deadline, default retry, input variables" aria-pressed={actions.workflowOpen} className={actions.workflowOpen ? 'pressed' : undefined} onClick={actions.onWorkflow}>
+          Workflow
+        </button>
         <button type="button" data-testid="rename-workflow" title="Rename the workflow" disabled={readOnly || busy} onClick={actions.onRename}>
           Rename
         </button>

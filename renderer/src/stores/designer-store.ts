@@ -89,6 +89,8 @@ export interface DesignerState extends DesignerDoc {
   focus: FocusRequest | undefined;
   /** Increases when the canvas should fit the whole drawing into view. */
   fitSeq: number;
+  /** An app-menu command for the Designer view (new, import, export), handled there. */
+  request: { kind: DesignerRequest; seq: number } | undefined;
 
   /** Loads the palette (once; again after a failure). */
   loadTypes(): Promise<void>;
@@ -170,8 +172,13 @@ export interface DesignerState extends DesignerDoc {
   /** Selects a problem's node or edge and brings it into view. */
   focusProblem(problem: Pick<Problem, 'nodeId' | 'edgeId'>): void;
   setMessage(kind: DesignerMessage['kind'], text: string): void;
+  /** Asks the Designer view for `kind` (from the app menu; the view guards unsaved changes). */
+  ask(kind: DesignerRequest): void;
   clearMessage(): void;
 }
+
+/** What the app menu can ask of the Designer view. */
+export type DesignerRequest = 'new' | 'import' | 'export';
 
 /** The designer store with its undo history (`store.temporal`). */
 export type DesignerStore = StoreApi<DesignerState> & { temporal: StoreApi<TemporalState<DesignerDoc>> };
@@ -341,6 +348,7 @@ export function createDesignerStore(deps: DesignerDeps): DesignerStore {
           refusal: undefined,
           focus: undefined,
           fitSeq: 0,
+          request: undefined,
 
           async loadTypes() {
             if (get().typesStatus === 'loading' || get().typesStatus === 'ready') return;
@@ -831,6 +839,10 @@ export function createDesignerStore(deps: DesignerDeps): DesignerStore {
 
           clearMessage() {
             set({ message: undefined });
+          },
+
+          ask(kind) {
+            set({ request: { kind, seq: ++seq } });
           },
         };
       },
