@@ -83,6 +83,9 @@ export function readSteps(repo: RuntimeRepository, instanceId: number): Record<s
   return steps;
 }
 
+/** How long a row this process cannot run waits before it is looked at again, ms. */
+export const UNRUNNABLE_RETRY_MS = 5000;
+
 /** JSON size in bytes (UTF-8). */
 export function jsonBytes(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value ?? null), 'utf8');
@@ -179,6 +182,16 @@ export class Worker {
     // Claiming stops only for the stop itself: turns driven by hand afterwards (`tick()`) must
     // claim again, or they would silently run nothing.
     if (--this.stopping === 0) this.claiming = true;
+  }
+
+  private readonly unrunnable = new Set<number>();
+
+  /** Says once per workflow version that this process cannot run it (and why). */
+  private warnUnrunnable(workflowId: number, err: unknown): void {
+    if (this.unrunnable.has(workflowId)) return;
+    this.unrunnable.add(workflowId);
+    const message = err instanceof Error ? err.message : String(err);
+    console.error(`runnel worker: cannot run workflow version ${workflowId} here (${message}); its steps are left to a worker that can`);
   }
 
   /** Aborts running handlers of an instance (cancel, deadline) in this process. */
@@ -303,6 +316,16 @@ export class Worker {
         repo.deleteSchedule.run(row.id);
         continue;
       }
+      let wf: CompiledWorkflow;
+      try {
+        wf = this.deps.workflowById(inst.workflow_id);
+      } catch (err) {
+        // This process cannot run the workflow (a custom node type registered only by another
+        // process): leave the row to a worker that can, and keep working everything else.
+        repo.deferClaim.run(row.lease_owner, now + UNRUNNABLE_RETRY_MS, row.id);
+        this.warnUnrunnable(inst.workflow_id, err);
+        continue;
+      }
       if (row.kind === 'deadline') {
         repo.deleteSchedule.run(row.id);
         const err = new EngineError('DEADLINE_EXCEEDED', `instance ${inst.id} passed its deadline`).toJSON();
@@ -328,7 +351,6 @@ export class Worker {
         repo.deleteSchedule.run(row.id);
         continue;
       }
-      const wf = this.deps.workflowById(inst.workflow_id);
       let attempt: number;
       let exhausted = false;
       if (row.kind === 'run') {

@@ -118,6 +118,10 @@ export function createRuntimeRepository(db: Database.Database) {
       `UPDATE schedule SET next_run_at = ?, lease_expires_at = ? WHERE id = ? AND lease_owner = ? AND version = ?`,
     ),
     deleteSchedule: prep<[number]>(`DELETE FROM schedule WHERE id = ?`),
+    /** Puts a claimed row back, due at `next_run_at`, with the owner it had before the claim. */
+    deferClaim: prep<[string | null, number, number]>(
+      `UPDATE schedule SET lease_owner = ?, lease_expires_at = NULL, next_run_at = ?, version = version + 1 WHERE id = ?`,
+    ),
     /** Deletes a claimed row only while this owner still holds that claim (changes = 0: the lease was lost). */
     deleteLeased: prep<[number, string, number]>(`DELETE FROM schedule WHERE id = ? AND lease_owner = ? AND version = ?`),
     deleteInstanceSchedule: prep<[number]>(`DELETE FROM schedule WHERE instance_id = ?`),
