@@ -56,6 +56,8 @@ export interface ServerOptions {
   startWorker?: boolean;
   /** Least ms between two event batches (default 100). */
   eventIntervalMs?: number;
+  /** How often to check the file for changes made by another process, ms (default 500). */
+  externalPollMs?: number;
   /** More origins allowed to call the API (e.g. a Vite dev server's `http://localhost:5173`). */
   allowedOrigins?: readonly string[];
   /** Passed to `dispatch` (output validation, logging). */
@@ -166,6 +168,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     },
     options.eventIntervalMs,
   );
+  // Another process (a CLI deploy, a demo run) changing the file must reach the page too.
+  const stopWatch = engine.watchExternalChanges(options.externalPollMs);
 
   const refuse = (c: Context, r: Refusal): Response => c.json(err(r.code, r.message), r.status);
 
@@ -336,6 +340,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     server,
     close() {
       closing ??= (async () => {
+        stopWatch();
         stopEvents();
         for (const c of [...clients]) c.end();
         await new Promise<void>((resolve) => {

@@ -35,6 +35,8 @@ try {
 
 const dispatch = createDispatcher(createHandlers(engine));
 const stopEvents = batchEngineEvents(engine, (batch) => post({ type: 'events', batch }));
+// Another process (a CLI deploy, a demo run) changing the file must reach the window too.
+const stopWatch = engine.watchExternalChanges();
 let closing = false;
 const running = new Set<Promise<void>>();
 
@@ -66,6 +68,7 @@ async function shutdown(): Promise<void> {
     // releases their leases; close() checkpoints the WAL and closes the file.
     await Promise.allSettled([...running]);
     await engine.stopWorker(data.shutdownGraceMs);
+    stopWatch();
     stopEvents();
     await engine.close();
   } catch (error) {

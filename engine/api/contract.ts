@@ -789,6 +789,13 @@ export const events = {
     nodeId: z.string(),
     prompt: z.string().optional(),
   }),
+  /**
+   * Another process changed the database file (a CLI `deploy`, another engine): what changed is
+   * unknown, so a window reloads what it shows (throttled). At most one per batch.
+   */
+  'store.changed': z.object({
+    type: z.literal('store.changed'),
+  }),
 } as const;
 
 /** An event type. */
@@ -810,6 +817,7 @@ export const ContractEventSchema = z.discriminatedUnion('type', [
   events['instance.finished'],
   events['node.changed'],
   events['approval.requested'],
+  events['store.changed'],
 ]);
 
 /**

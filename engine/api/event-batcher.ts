@@ -22,6 +22,7 @@ export interface EventBatcherOptions {
  *   per (instance, node); a repeated change moves to the position of its latest occurrence, so
  *   replaying a batch in order ends in the latest state (a retry's RUNNING after a FAILED finish);
  * - `instance.created`, `instance.finished` and `approval.requested` are never merged or dropped;
+ * - `store.changed` (another process changed the file) is kept once per batch;
  * - engine-internal events (`clock.jumped`) are not forwarded.
  *
  * Throttled, not debounced: the first event after a quiet spell goes out on the next turn of the
@@ -60,6 +61,9 @@ export class EventBatcher {
       case 'instance.finished':
       case 'approval.requested':
         key = `u\u0000${this.unique++}`;
+        break;
+      case 'store.changed':
+        key = 's';
         break;
       default:
         return;
@@ -132,6 +136,8 @@ function toContractEvent(e: EngineEvent | ContractEvent): ContractEvent {
       return e.prompt === undefined
         ? { type: e.type, instanceId: e.instanceId, nodeId: e.nodeId }
         : { type: e.type, instanceId: e.instanceId, nodeId: e.nodeId, prompt: e.prompt };
+    case 'store.changed':
+      return { type: e.type };
     default:
       throw new Error(`not a contract event: ${(e as { type: string }).type}`);
   }

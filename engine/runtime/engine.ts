@@ -182,6 +182,41 @@ export class Engine {
     return this.hub.on(listener);
   }
 
+  private externalWatch: { timer: ReturnType<typeof setInterval>; stop: () => void } | undefined;
+
+  /**
+   * Watches the file for commits made by OTHER connections (another process's `deploy` or
+   * `demo`, another engine on the same file) and emits `{ type: 'store.changed' }` after one,
+   * at most once per `intervalMs`. Cheap: one `PRAGMA data_version` per interval, which SQLite
+   * changes only when another connection committed (https://sqlite.org/pragma.html#pragma_data_version);
+   * this engine's own writes never trigger it. Idempotent; stopped by the returned function or
+   * by {@link close}.
+   */
+  watchExternalChanges(intervalMs = 500): () => void {
+    if (this.externalWatch) return this.externalWatch.stop;
+    const read = (): number => this.db.raw.pragma('data_version', { simple: true }) as number;
+    let last = read();
+    const timer = setInterval(() => {
+      let now: number;
+      try {
+        now = read();
+      } catch {
+        return; // busy or closing: try again next tick
+      }
+      if (now === last) return;
+      last = now;
+      this.hub.emit([{ type: 'store.changed' }]);
+    }, Math.max(10, intervalMs));
+    timer.unref?.();
+    const stop = (): void => {
+      if (this.externalWatch?.timer !== timer) return;
+      clearInterval(timer);
+      this.externalWatch = undefined;
+    };
+    this.externalWatch = { timer, stop };
+    return stop;
+  }
+
   /** The compiled workflow version `id` (cached: versions never change). */
   workflowById(id: number): CompiledWorkflow {
     let wf = this.compiled.get(id);
@@ -796,8 +831,22 @@ export class Engine {
   /** Whether no schedule row is due now or later for work (timeouts and deadlines excluded) and nothing runs here. */
   isIdle(): boolean {
     if (this.worker.inflightCount > 0 || this.worker.hasPendingOutcomes) return false;
-    const row = this.db.raw.prepare(`SELECT count(*) AS n FROM schedule WHERE kind IN ('run', 'timer', 'compensate')`).get() as { n: number };
-    return row.n === 0;
+    // Work of workflows this process cannot run (a node type only another process registers)
+    // is not ours to wait for.
+    const versions = this.db.raw
+      .prepare(`SELECT DISTINCT i.workflow_id AS id FROM schedule s JOIN instance i ON i.id = s.instance_id WHERE s.kind IN ('run', 'timer', 'compensate')`)
+      .all() as { id: number }[];
+    return versions.every(({ id }) => !this.canRun(id));
+  }
+
+  /** Whether this process has every node type workflow version `id` uses. */
+  private canRun(id: number): boolean {
+    try {
+      this.workflowById(id);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   private closing: Promise<void> | undefined;
@@ -809,6 +858,7 @@ export class Engine {
   }
 
   private async doClose(): Promise<void> {
+    this.externalWatch?.stop();
     // A read-only engine never worked: nothing to commit or release (and no write would succeed).
     if (!this.db.readonly) await this.worker.stop();
     try {

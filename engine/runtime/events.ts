@@ -10,7 +10,13 @@ export type EngineEvent =
   | { type: 'instance.finished'; instanceId: number; status: string }
   | { type: 'node.changed'; instanceId: number; nodeId: string; status: string; attempt?: number }
   | { type: 'approval.requested'; instanceId: number; nodeId: string; prompt?: string }
-  | { type: 'clock.jumped'; fromMs: number; toMs: number };
+  | { type: 'clock.jumped'; fromMs: number; toMs: number }
+  /**
+   * Another connection (another process, or another engine on the same file) committed a change:
+   * what changed is unknown, so whoever shows data reloads what it shows. Emitted by
+   * `Engine.watchExternalChanges`; never caused by this engine's own writes.
+   */
+  | { type: 'store.changed' };
 
 /** A listener of {@link EngineEvent}s. Listeners must not throw; a throw is caught and logged. */
 export type EngineListener = (event: EngineEvent) => void;

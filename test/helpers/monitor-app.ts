@@ -52,6 +52,8 @@ export interface MonitorAppOptions {
   /** Runs on the engine before the host starts (e.g. inserting rows). */
   prepare?: (engine: Engine) => Promise<void> | void;
   viewport?: { width: number; height: number };
+  /** Run the engine's worker loop in the host (default true). */
+  hostWorker?: boolean;
 }
 
 /** Builds the renderer, opens an engine and a host, and opens the app in Chromium. */
@@ -67,7 +69,12 @@ export async function startMonitorApp(options: MonitorAppOptions = {}): Promise<
   for (const file of options.workflows ?? [])
     await engine.deploy(JSON.parse(fs.readFileSync(path.join(ROOT, file), 'utf8')));
   await options.prepare?.(engine);
-  const server = await startServer({ engine, rendererDir, eventIntervalMs: 50 });
+  const server = await startServer({
+    engine,
+    rendererDir,
+    eventIntervalMs: 50,
+    ...(options.hostWorker === false ? { startWorker: false } : {}),
+  });
   const context = await chromium.launchPersistentContext(path.join(work, 'chromium-profile'), {
     executablePath: chromiumPath(),
     headless: true,

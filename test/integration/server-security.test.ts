@@ -339,7 +339,7 @@ describe('browser host: server-sent events', () => {
     batches.forEach((b, i) => {
       if (i > 0) expect(b.seq).toBeGreaterThan(batches[i - 1]?.seq ?? 0);
     });
-    const mine = batches.flatMap((b) => b.events).filter((e) => e.instanceId === id);
+    const mine = batches.flatMap((b) => b.events).filter((e) => 'instanceId' in e && e.instanceId === id);
     expect(mine[0]).toEqual({ type: 'instance.created', instanceId: id, workflow: 'api-quick', version: 1 });
     expect(mine[mine.length - 1]).toEqual({ type: 'instance.finished', instanceId: id, status: 'COMPLETED' });
     const lastNode = new Map<string, string>();

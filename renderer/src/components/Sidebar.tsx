@@ -20,6 +20,17 @@ export function Sidebar({ files }: { files: FileAccess }) {
         <h2>Workflows</h2>
         {designer ? null : (
           <div className="sidebar-actions">
+            <button
+              type="button"
+              data-testid="refresh-workflows"
+              title="Reload the workflows (and the instance counts)"
+              onClick={() => {
+                void stores.workflows.getState().load();
+                void stores.instances.getState().load();
+              }}
+            >
+              ↻
+            </button>
             <button type="button" data-testid="import-workflow" title="Import a workflow file (JSON or YAML)" onClick={() => void importWorkflow(stores, files)}>
               Import
             </button>

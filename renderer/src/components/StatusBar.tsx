@@ -28,14 +28,16 @@ export function StatusBar() {
     };
   }, [api]);
   const running = (counts.RUNNING ?? 0) + (counts.PENDING ?? 0);
-  const waiting = (counts.WAITING ?? 0) + (counts.SUSPENDED ?? 0);
+  // As the status chips count them: SUSPENDED apart from WAITING.
+  const waiting = counts.WAITING ?? 0;
+  const suspended = counts.SUSPENDED ?? 0;
   return (
     <footer className="status-bar">
       <span data-testid="connection-status" data-state={connection} className={`connection ${connection}`}>
         {api.transport === 'electron' ? 'Desktop' : 'Browser'} · {connection === 'open' ? 'live' : connection}
       </span>
       <span data-testid="status-counts">
-        {running} running · {waiting} waiting · {counts.COMPLETED ?? 0} completed · {counts.FAILED ?? 0} failed
+        {running} running · {waiting} waiting · {suspended} suspended · {counts.COMPLETED ?? 0} completed · {counts.FAILED ?? 0} failed
       </span>
       {dbPath !== undefined ? (
         <span className="db-path" data-testid="db-path" title={dbPath}>

@@ -136,7 +136,13 @@ export function DashboardView() {
               {spanMin >= 60 ? `${spanMin / 60} h` : `${spanMin} min`}
             </span>
           </header>
-          <StackedBars points={series} series={THROUGHPUT} bucketMs={bucketMs} testId="chart-throughput" />
+          <StackedBars
+            points={series}
+            series={THROUGHPUT}
+            bucketMs={bucketMs}
+            testId="chart-throughput"
+            emptyText="No instance started or ended in this range yet."
+          />
         </section>
         <section className="card">
           <header>
@@ -149,6 +155,7 @@ export function DashboardView() {
             bucketMs={bucketMs}
             testId="chart-latency"
             format={(v) => formatDuration(v)}
+            emptyText="No instance completed in this range yet."
           />
         </section>
       </div>
@@ -277,6 +284,11 @@ export function DashboardView() {
             })}
           </tbody>
         </table>
+        {(metrics?.failures ?? []).length === 0 ? (
+          <p className="muted" data-testid="dash-workflows-empty">
+            No instances yet: start one from Instances, or run <code>npx runnel demo</code>.
+          </p>
+        ) : null}
       </section>
 
       <section className="card">

@@ -125,7 +125,7 @@ export function FilterBar() {
         </select>
       </label>
       <div className="inline-field range-field" role="group" aria-label="Created">
-        created
+        <span className="range-label">created</span>
         {RANGES.map((r) => (
           <button
             key={r.key}

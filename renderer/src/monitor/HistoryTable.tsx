@@ -137,7 +137,7 @@ export function HistoryTable({
               <td className="mono">{e.nodeId ?? ''}</td>
               <td className="num">{e.attempt ?? ''}</td>
               <td data-testid={`history-actor-${e.id}`}>{e.actor ?? ''}</td>
-              <td>
+              <td className="details">
                 <Details e={e} />
               </td>
             </tr>

@@ -9,7 +9,8 @@ import './monitor.css';
 import { ActorField } from './ActorField';
 import { BulkBar } from './BulkBar';
 import { FilterBar, StatusChips } from './FilterBar';
-import { useList } from './hooks';
+import { useStores } from '../hooks';
+import { useList, useMonitor } from './hooks';
 import { InstanceDetail } from './InstanceDetail';
 import { InstanceTable } from './InstanceTable';
 import { StartPanel } from './StartPanel';
@@ -18,6 +19,15 @@ import { StartPanel } from './StartPanel';
 export function InstancesView() {
   const openId = useList((s) => s.openId);
   const load = useList((s) => s.load);
+  const app = useStores();
+  const monitor = useMonitor();
+  // Everything the screen shows from the file: another process may have changed any of it.
+  const refresh = (): void => {
+    void load();
+    void app.workflows.getState().load();
+    void app.instances.getState().load();
+    void monitor.approvals.getState().load();
+  };
   if (openId !== undefined) return <InstanceDetail />;
   return (
     <div className="view instances-view monitor-view" data-testid="view-instances">
@@ -28,8 +38,8 @@ export function InstancesView() {
         <button
           type="button"
           data-testid="refresh-instances"
-          onClick={() => void load()}
-          title="Reload the list"
+          onClick={refresh}
+          title="Reload the list, the counts and the workflows"
         >
           ↻ Refresh
         </button>

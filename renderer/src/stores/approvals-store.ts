@@ -80,6 +80,7 @@ export function createApprovalsStore(
       const relevant = batch.events.some(
         (e) =>
           e.type === 'approval.requested' ||
+          e.type === 'store.changed' ||
           ((e.type === 'instance.changed' || e.type === 'instance.finished') && inbox.has(e.instanceId)),
       );
       if (!relevant) return;

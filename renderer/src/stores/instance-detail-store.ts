@@ -174,7 +174,7 @@ export function createInstanceDetailStore(
       applyBatch(batch) {
         const id = get().id;
         if (id === undefined || timer !== undefined) return;
-        if (!batch.events.some((e) => 'instanceId' in e && e.instanceId === id)) return;
+        if (!batch.events.some((e) => e.type === 'store.changed' || ('instanceId' in e && e.instanceId === id))) return;
         timer = setTimeout(() => {
           timer = undefined;
           void get().refresh();

@@ -103,6 +103,10 @@ export function createInstancesStore(api: Pick<ApiClient, 'invoke'>, options: In
               statuses.set(e.instanceId, e.status);
               refresh = true;
               break;
+            case 'store.changed':
+              // Another process changed the file: reload rows and counts.
+              refresh = true;
+              break;
             default:
               break;
           }

@@ -38,6 +38,9 @@ export interface MonitorFilter {
   node?: string;
 }
 
+/** About the table's row height, px: which loaded rows are near the scroll position. */
+const ROW_HEIGHT_ESTIMATE = 34;
+
 /** The empty filter. */
 export const EMPTY_FILTER: MonitorFilter = { status: [] };
 
@@ -270,6 +273,14 @@ export function createInstanceListStore(
             e.type === 'approval.requested'
           ) {
             pendingIds.add(e.instanceId);
+            touched = true;
+          } else if (e.type === 'store.changed') {
+            // Another process changed the file (no per-instance events reach us): refresh the
+            // loaded rows around the scroll position (by id) and the head with its counts.
+            const { items, scrollTop } = get();
+            const first = Math.max(0, Math.floor(scrollTop / ROW_HEIGHT_ESTIMATE) - 100);
+            for (const i of items.slice(first, first + 400)) pendingIds.add(i.id);
+            pendingCreated = true;
             touched = true;
           }
         }

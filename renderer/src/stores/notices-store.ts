@@ -70,7 +70,25 @@ export function createNoticesStore(options: NoticesStoreOptions = {}): StoreApi<
         const t = now();
         for (const [key, at] of recent) if (t - at > 60_000) recent.delete(key);
         const fresh: Notice[] = [];
+        /** Notices no longer true: their instance finished, left SUSPENDED, or the approval was decided. */
+        const gone = (n: Notice): boolean => stale.some((f) => f(n));
+        const stale: ((n: Notice) => boolean)[] = [];
+        const settle = (test: (n: Notice) => boolean, key: string | undefined): void => {
+          stale.push(test);
+          if (key !== undefined) recent.delete(key);
+          for (let i = fresh.length - 1; i >= 0; i--) if (test(fresh[i] as Notice)) fresh.splice(i, 1);
+        };
         for (const e of batch.events) {
+          if (e.type === 'instance.finished') {
+            settle((n) => n.instanceId === e.instanceId, undefined);
+            for (const k of [...recent.keys()]) if (k === `s:${e.instanceId}` || k.startsWith(`a:${e.instanceId}:`)) recent.delete(k);
+            continue;
+          }
+          if (e.type === 'instance.changed' && e.status !== 'SUSPENDED') {
+            settle((n) => n.kind === 'suspended' && n.instanceId === e.instanceId, `s:${e.instanceId}`);
+          } else if (e.type === 'node.changed' && e.status !== 'WAITING') {
+            settle((n) => n.kind === 'approval' && n.instanceId === e.instanceId && n.nodeId === e.nodeId, `a:${e.instanceId}:${e.nodeId}`);
+          }
           let notice: Omit<Notice, 'id' | 'at'> | undefined;
           let key = '';
           if (e.type === 'instance.changed' && e.status === 'SUSPENDED') {
@@ -95,6 +113,7 @@ export function createNoticesStore(options: NoticesStoreOptions = {}): StoreApi<
           recent.set(key, t);
           fresh.push({ ...notice, id: nextId++, at: t });
         }
+        if (stale.length > 0 && get().notices.some(gone)) set((s) => ({ notices: s.notices.filter((n) => !gone(n)) }));
         if (fresh.length > burst) {
           const suspended = fresh.filter((n) => n.kind === 'suspended').length;
           const approvals = fresh.length - suspended;

@@ -80,7 +80,8 @@ export function createWorkflowsStore(api: Pick<ApiClient, 'invoke'>, options: Wo
     },
     applyBatch(batch) {
       if (refreshTimer !== undefined) return;
-      if (!batch.events.some((e) => e.type === 'instance.created' || e.type === 'instance.finished')) return;
+      // store.changed: another process changed the file (a CLI deploy adds a workflow).
+      if (!batch.events.some((e) => e.type === 'instance.created' || e.type === 'instance.finished' || e.type === 'store.changed')) return;
       refreshTimer = setTimeout(() => {
         refreshTimer = undefined;
         void get().load();
