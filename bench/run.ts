@@ -15,7 +15,7 @@ import Database from 'better-sqlite3';
 import type { Task } from './child';
 import type { EngineFootprint, EngineOpenLoop, EngineThroughput } from './engine-run';
 import type { RawFootprint, RawOpenLoop, RawThroughput, Sync } from './raw';
-import { Latency, nowMs, type LatencySummary } from './stats';
+import { Latency, nowMs, removeDb, type LatencySummary } from './stats';
 import { formatReport, type Report } from './report';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -322,53 +322,70 @@ async function main(): Promise<void> {
   type Scale<C, O> = { closed: C; open: O; peakRssBytes: number; peakWalBytes: number; attempts?: number };
   const rawScale: Record<string, Scale<RawThroughput, RawOpenLoop>> = {};
   const engineScale: Record<string, Scale<EngineThroughput, EngineOpenLoop>> = {};
-  for (const sync of ['FULL', 'NORMAL'] as const) {
-    const file = dbFile(`engine-scale-${sync}`);
-    copyDb(base, file);
-    const engineRun = await task<Scale<EngineThroughput, EngineOpenLoop>>(
-      {
-        kind: 'engine-scale',
-        file,
-        sync,
-        population: CONFIG.population,
-        n: CONFIG.scaleN,
-        openMs: CONFIG.openMs,
-        load: LOAD,
-      },
-      `engine ${sync}: capacity with ${CONFIG.population} live, then open loop at ${LOAD * 100}% of it`,
-    );
-    engineScale[sync] = engineRun;
-    rawScale[sync] = await task(
-      {
-        kind: 'raw-scale',
-        file: dbFile(`raw-scale-${sync}`),
-        sync,
-        population: CONFIG.population,
-        closedMs: CONFIG.rawMs,
-        openMs: CONFIG.openMs,
-        rate: engineRun.open.ratePerSec,
-      },
-      `raw ${sync}: capacity with ${CONFIG.population} live, then the engine's arrivals`,
-    );
-  }
-  const smallFile = dbFile('engine-small');
-  const [, engineSmall] = (await task<[unknown, EngineThroughput]>(
-    {
-      kind: 'batch',
-      tasks: [
-        { kind: 'engine-populate', file: smallFile, n: CONFIG.small },
+  let engineLarge: EngineThroughput | undefined;
+  let engineSmall: EngineThroughput | undefined;
+  const smallFile = (rep: number) => dbFile(`engine-small-${rep}`);
+  // Best of REPEATS: the open loops by their P99 (a neighbour's burst lands in one of them, not in
+  // both), the capacities by their rate.
+  for (let rep = 0; rep < REPEATS; rep++) {
+    const round = REPEATS > 1 ? ` (round ${rep + 1} of ${REPEATS})` : '';
+    for (const sync of ['FULL', 'NORMAL'] as const) {
+      const file = dbFile(`engine-scale-${sync}-${rep}`);
+      copyDb(base, file);
+      const engineRun = await task<Scale<EngineThroughput, EngineOpenLoop>>(
         {
-          kind: 'engine-throughput',
-          file: smallFile,
-          sync: 'FULL',
-          workflow: 'linear',
+          kind: 'engine-scale',
+          file,
+          sync,
+          population: CONFIG.population,
           n: CONFIG.scaleN,
-          population: CONFIG.small,
+          openMs: CONFIG.openMs,
+          load: LOAD,
         },
-      ],
-    },
-    `engine FULL: capacity with ${CONFIG.small} live`,
-  )) as [unknown, EngineThroughput];
+        `engine ${sync}: capacity with ${CONFIG.population} live, then open loop at ${LOAD * 100}% of it${round}`,
+      );
+      const rawRun = await task<Scale<RawThroughput, RawOpenLoop>>(
+        {
+          kind: 'raw-scale',
+          file: dbFile(`raw-scale-${sync}-${rep}`),
+          sync,
+          population: CONFIG.population,
+          closedMs: CONFIG.rawMs,
+          openMs: CONFIG.openMs,
+          rate: engineRun.open.ratePerSec,
+        },
+        `raw ${sync}: capacity with ${CONFIG.population} live, then the engine's arrivals${round}`,
+      );
+      // Copies of the large file add up: drop each once measured.
+      removeDb(file);
+      removeDb(dbFile(`raw-scale-${sync}-${rep}`));
+      const p99 = (x: Scale<unknown, { dueToCommitted: LatencySummary }> | undefined) =>
+        x?.open.dueToCommitted.p99 ?? Infinity;
+      if (p99(engineRun) < p99(engineScale[sync])) engineScale[sync] = engineRun;
+      if (p99(rawRun) < p99(rawScale[sync])) rawScale[sync] = rawRun;
+      if (sync === 'FULL' && engineRun.closed.transitionsPerSec > (engineLarge?.transitionsPerSec ?? 0))
+        engineLarge = engineRun.closed;
+    }
+    const [, small] = (await task<[unknown, EngineThroughput]>(
+      {
+        kind: 'batch',
+        tasks: [
+          { kind: 'engine-populate', file: smallFile(rep), n: CONFIG.small },
+          {
+            kind: 'engine-throughput',
+            file: smallFile(rep),
+            sync: 'FULL',
+            workflow: 'linear',
+            n: CONFIG.scaleN,
+            population: CONFIG.small,
+          },
+        ],
+      },
+      `engine FULL: capacity with ${CONFIG.small} live${round}`,
+    )) as [unknown, EngineThroughput];
+    if (small.transitionsPerSec > (engineSmall?.transitionsPerSec ?? 0)) engineSmall = small;
+  }
+  if (!engineLarge || !engineSmall) throw new Error('bench: no scale run');
 
   // 5. API round trips (the browser host) on the large file.
   const apiFile = dbFile('api');
@@ -427,6 +444,7 @@ async function main(): Promise<void> {
     engineFootprintEcho,
     rawScale,
     engineScale,
+    engineLarge,
     engineSmall,
     api,
     multi,
