@@ -1053,16 +1053,9 @@ export function buildProgram(run: CliRun): Command {
           expectedVersion: inst.version,
           actor: o.actor,
         });
-        if (!o.wait) {
-          const after = engine.getInstance(id);
-          if (o.json) json(io, after);
-          else
-            io.stdout(
-              `instance ${id}: ${o.action} recorded; now ${after.status}${after.status === 'RUNNING' || after.status === 'COMPENSATING' ? ' (a worker carries it on: npx runnel worker, or pass --wait)' : ''}\n`,
-            );
-          return;
-        }
-        run.exitCode = await waitAndReport(engine, id, o, run);
+        await reportAfterAction(engine, id, o, run, (status) =>
+          `instance ${id}: ${o.action} recorded; now ${status}${status === 'RUNNING' || status === 'COMPENSATING' ? CARRIES_ON : ''}`,
+        );
       } finally {
         await engine.close();
       }
@@ -1104,16 +1097,7 @@ export function buildProgram(run: CliRun): Command {
           comment: o.comment,
           actor: o.actor,
         });
-        if (!o.wait) {
-          const after = engine.getInstance(id);
-          if (o.json) json(io, after);
-          else
-            io.stdout(
-              `instance ${id}: "${node}" ${o.approve ? 'approved' : 'rejected'}; now ${after.status} (a worker carries it on: npx runnel worker, or pass --wait)\n`,
-            );
-          return;
-        }
-        run.exitCode = await waitAndReport(engine, id, o, run);
+        await reportAfterAction(engine, id, o, run, (status) => `instance ${id}: "${node}" ${o.approve ? 'approved' : 'rejected'}; now ${status}${CARRIES_ON}`);
       } finally {
         await engine.close();
       }
@@ -1132,16 +1116,9 @@ export function buildProgram(run: CliRun): Command {
     const engine = await openEngine(o, 'write');
     try {
       await engine.cancel(id, { compensate: o.compensate === true, actor: o.actor });
-      if (o.wait) {
-        run.exitCode = await waitAndReport(engine, id, o, run);
-        return;
-      }
-      const after = engine.getInstance(id);
-      if (o.json) json(io, after);
-      else
-        io.stdout(
-          `instance ${id}: ${after.status}${after.status === 'COMPENSATING' ? ' (compensations run when a worker runs: npx runnel worker, or pass --wait)' : ''}\n`,
-        );
+      await reportAfterAction(engine, id, o, run, (status) =>
+        `instance ${id}: ${status}${status === 'COMPENSATING' ? ' (compensations run when a worker runs: npx runnel worker, or pass --wait)' : ''}`,
+      );
     } finally {
       await engine.close();
     }
@@ -1242,6 +1219,28 @@ export function buildProgram(run: CliRun): Command {
 }
 
 /** Works instance `id` until it settles, prints it, and returns the exit code of its status. */
+const CARRIES_ON = ' (a worker carries it on: npx runnel worker, or pass --wait)';
+
+/**
+ * What resume, approve and cancel print after their action: with `--wait`, work the instance and
+ * set the exit code from its end; otherwise the instance (`--json`) or one line from `describe`.
+ */
+async function reportAfterAction(
+  engine: Engine,
+  id: number,
+  o: CommonOptions & { wait?: boolean },
+  run: CliRun,
+  describe: (status: string) => string,
+): Promise<void> {
+  if (o.wait) {
+    run.exitCode = await waitAndReport(engine, id, o, run);
+    return;
+  }
+  const after = engine.getInstance(id);
+  if (o.json) json(run.io, after);
+  else run.io.stdout(`${describe(after.status)}\n`);
+}
+
 async function waitAndReport(engine: Engine, id: number, o: CommonOptions, run: CliRun): Promise<number> {
   const progress = new Progress(run.io, !o.json);
   const off = followInstance(engine, progress, () => id);
