@@ -119,6 +119,18 @@ function Axes({
   );
 }
 
+/** Props shared by {@link StackedBars} and {@link Lines}. Times are epoch ms; `bucketMs` is a bucket's width. */
+export interface ChartProps<P extends { t: number }> {
+  points: readonly P[];
+  series: Series<P>[];
+  bucketMs: number;
+  height?: number;
+  testId?: string;
+  format?: (v: number) => string;
+  /** Shown instead of the chart when there is nothing to plot. */
+  emptyText?: string;
+}
+
 /** Stacked bars per bucket. */
 export function StackedBars<P extends { t: number }>({
   points,
@@ -128,16 +140,7 @@ export function StackedBars<P extends { t: number }>({
   testId,
   format = (v) => String(v),
   emptyText = 'Nothing in this range yet.',
-}: {
-  points: readonly P[];
-  series: Series<P>[];
-  bucketMs: number;
-  height?: number;
-  testId?: string;
-  format?: (v: number) => string;
-  /** Shown instead of the chart when there is nothing to plot. */
-  emptyText?: string;
-}) {
+}: ChartProps<P>) {
   const [ref, width] = useWidth();
   const total = (p: P): number => series.reduce((a, s) => a + (Number(p[s.key]) || 0), 0);
   const top = Math.max(0, ...points.map(total));
@@ -201,16 +204,7 @@ export function Lines<P extends { t: number }>({
   testId,
   format = (v) => String(v),
   emptyText = 'Nothing in this range yet.',
-}: {
-  points: readonly P[];
-  series: Series<P>[];
-  bucketMs: number;
-  height?: number;
-  testId?: string;
-  format?: (v: number) => string;
-  /** Shown instead of the chart when there is nothing to plot. */
-  emptyText?: string;
-}) {
+}: ChartProps<P>) {
   const [ref, width] = useWidth();
   const values = points
     .flatMap((p) => series.map((s): unknown => p[s.key]))
