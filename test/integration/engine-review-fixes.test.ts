@@ -206,17 +206,35 @@ describe('read-only database files', () => {
    */
   function probeAsUser(dir: string, file: string, id: number): Record<string, unknown> {
     const asRoot = process.getuid?.() === 0;
-    // the probe's user must reach the directory (mkdtemp makes it 0700) and tsx's cache
-    fs.chmodSync(path.dirname(dir), fs.statSync(path.dirname(dir)).mode | 0o001);
-    const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO, 'test/helpers/readonly-probe.ts'), file, String(id)], {
-      cwd: REPO,
-      encoding: 'utf8',
-      env: { ...process.env, HOME: os.tmpdir() },
-      ...(asRoot ? { uid: NOBODY, gid: NOBODY } : {}),
-      timeout: 30_000,
-    });
-    expect(r.status, r.stderr).toBe(0);
-    return JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as Record<string, unknown>;
+    // The probe's user must traverse to the repository (a clone inside `mktemp -d` sits in a 0700
+    // directory) and to the data directory: grant search (x) on the ancestors that lack it for
+    // the duration of the probe only, and put every mode back.
+    const opened: { dir: string; mode: number }[] = [];
+    if (asRoot) {
+      for (const start of [REPO, dir]) {
+        for (let d = path.dirname(start); ; d = path.dirname(d)) {
+          const mode = fs.statSync(d).mode;
+          if ((mode & 0o001) === 0 && !opened.some((o) => o.dir === d)) {
+            opened.push({ dir: d, mode });
+            fs.chmodSync(d, mode | 0o001);
+          }
+          if (d === path.dirname(d)) break;
+        }
+      }
+    }
+    try {
+      const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO, 'test/helpers/readonly-probe.ts'), file, String(id)], {
+        cwd: REPO,
+        encoding: 'utf8',
+        env: { ...process.env, HOME: os.tmpdir() },
+        ...(asRoot ? { uid: NOBODY, gid: NOBODY } : {}),
+        timeout: 30_000,
+      });
+      expect(r.status, r.stderr).toBe(0);
+      return JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as Record<string, unknown>;
+    } finally {
+      for (const o of opened.reverse()) fs.chmodSync(o.dir, o.mode & 0o7777);
+    }
   }
 
   it('a 0444 file is opened read-only by itself for a user who cannot write it', async () => {
