@@ -60,7 +60,8 @@ function variableProblem(e: ErrorObject): VariableProblem {
   const missing = (e.params as { missingProperty?: unknown }).missingProperty;
   const base = e.instancePath === '' ? '' : e.instancePath.slice(1).replace(/\//g, '.');
   if (typeof missing === 'string') {
-    return { field: base === '' ? missing : `${base}.${missing}`, message: e.message ?? 'is invalid' };
+    // Ajv says "must have required property 'x'"; the field already names x.
+    return { field: base === '' ? missing : `${base}.${missing}`, message: 'is required' };
   }
   return { field: base === '' ? '(root)' : base, message: e.message ?? 'is invalid' };
 }

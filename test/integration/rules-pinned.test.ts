@@ -939,7 +939,7 @@ describe('DSL semantics the runtime owes', () => {
 
     // then
     expect(missing.message).toMatch(/deviceId/);
-    expect(missing.details).toEqual([{ field: 'deviceId', message: "must have required property 'deviceId'" }]);
+    expect(missing.details).toEqual([{ field: 'deviceId', message: 'is required' }]);
     expect((wrong.details as { field: string }[]).map((d) => d.field).sort()).toEqual(['deviceId', 'retries']);
     expect(wrong.message).toMatch(/deviceId must be string/);
     expect(engine.listInstances().map((i) => i.id)).toEqual([ok]);
