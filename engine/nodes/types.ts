@@ -84,7 +84,9 @@ export interface NodeType<Config = Record<string, unknown>> {
   /**
    * Whether `execute` only computes a result or a wait, with no effect outside the engine (pass,
    * delay, approval). An attempt of such a type lost with its worker is run again without being
-   * counted, so one crash cannot fail a node that allows a single attempt.
+   * counted, so one crash cannot fail a node that allows a single attempt. Its `execute` must also
+   * settle without waiting on I/O or timers: without a `timeoutMs` it gets a signal that never
+   * aborts (the worker skips the abort machinery for it).
    */
   instant?: boolean;
   /**

@@ -379,7 +379,13 @@ export class Engine {
       throw new EngineError('INVALID_VARIABLES', `variables are ${Buffer.byteLength(json)} bytes, above the limit of ${this.opts.maxResultBytes}`);
     }
     const now = this.clock.now();
-    const id = await this.commit(() => this.sm.createInstance(wf, json, now, options.businessKey ?? null, options.actor));
+    let launch = () => undefined as void;
+    const id = await this.commit(() => {
+      const [created, dispatched] = this.worker.withEager(now, () => this.sm.createInstance(wf, json, now, options.businessKey ?? null, options.actor));
+      launch = dispatched;
+      return created;
+    });
+    launch();
     this.worker.wake();
     return id;
   }
@@ -394,7 +400,15 @@ export class Engine {
     const wf = this.workflowById(row.id);
     for (const v of variablesList) checkVariables(wf.def, v);
     const now = this.clock.now();
-    const ids = await this.commit(() => variablesList.map((v) => this.sm.createInstance(wf, JSON.stringify(v), now, options.businessKey ?? null, options.actor)));
+    let launch = () => undefined as void;
+    const ids = await this.commit(() => {
+      const [created, dispatched] = this.worker.withEager(now, () =>
+        variablesList.map((v) => this.sm.createInstance(wf, JSON.stringify(v), now, options.businessKey ?? null, options.actor)),
+      );
+      launch = dispatched;
+      return created;
+    });
+    launch();
     this.worker.wake();
     return ids;
   }

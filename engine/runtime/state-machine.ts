@@ -25,6 +25,30 @@ export interface EdgeDecision {
   reason?: string;
 }
 
+/** A node started by eager dispatch, for the worker to run once the transaction commits. */
+export interface EagerClaim {
+  /** Its schedule row, leased to the worker (version 1). */
+  scheduleId: number;
+  instanceId: number;
+  wf: CompiledWorkflow;
+  nodeId: string;
+  /** The attempt just started (1-based) and the node's limit. */
+  attempt: number;
+  attemptLimit: number;
+}
+
+/** The worker's offer to run nodes made ready in its transaction (see {@link StateMachine.eager}). */
+export interface EagerDispatch {
+  /** The worker's lease owner name. */
+  owner: string;
+  /** Lease expiry of rows dispatched at once, epoch ms. */
+  leaseUntil: number;
+  /** Free handler slots left; each dispatch takes one. */
+  slots: number;
+  /** Dispatched so far in this transaction. */
+  claims: EagerClaim[];
+}
+
 /** Why an instance is SUSPENDED (stored as `instance.suspension_json`). */
 export interface Suspension {
   /** `incident`: a node with onFailure=suspend failed; `compensation`: a compensation failed. */
@@ -45,9 +69,17 @@ export class StateMachine {
     private readonly workflowById: (id: number) => CompiledWorkflow,
   ) {}
 
-  /** Appends a history row. `data` is JSON-encoded; omit it for none. */
-  history(instanceId: number | null, nodeId: string | null, type: string, at: number, data?: unknown, attempt?: number, actor?: string): void {
-    this.repo.history.run(
+  /**
+   * Eager dispatch, set by the worker while it commits outcomes (Temporal's eager activity
+   * execution: a worker that completes a task and has a free slot starts the next one in the same
+   * round trip). A node made ready in that transaction is started there (RUNNING, its attempt
+   * counted, its schedule row leased to the worker) instead of being made READY for a later claim.
+   */
+  eager: EagerDispatch | undefined;
+
+  /** Appends a history row and returns its id. `data` is JSON-encoded; omit it for none. */
+  history(instanceId: number | null, nodeId: string | null, type: string, at: number, data?: unknown, attempt?: number, actor?: string): number {
+    return Number(this.repo.history.run(
       instanceId,
       nodeId,
       type,
@@ -55,7 +87,7 @@ export class StateMachine {
       attempt ?? null,
       actor ?? null,
       data === undefined ? null : JSON.stringify(data),
-    );
+    ).lastInsertRowid);
   }
 
   /** The instance row, or undefined. */
@@ -70,39 +102,67 @@ export class StateMachine {
 
   /**
    * Creates an instance of `wf` with its node states and the schedule rows of its entry nodes
-   * (and of its deadline); returns the new id.
+   * (and of its deadline); returns the new id. While {@link eager} has free slots, entry nodes
+   * start at once (RUNNING, leased to the worker) and the instance is created RUNNING.
    */
   createInstance(wf: CompiledWorkflow, variablesJson: string, now: number, businessKey: string | null, actor?: string): number {
     const deadline = wf.def.deadlineMs === undefined ? null : now + wf.def.deadlineMs;
-    const id = Number(this.repo.insertInstance.run(wf.id, variablesJson, variablesJson, now, now, deadline, businessKey).lastInsertRowid);
+    const eager = this.eager !== undefined && this.eager.slots > 0 ? this.eager : undefined;
+    const running = eager !== undefined && wf.nodes.size > 0;
+    const id = Number(
+      this.repo.insertInstance.run(wf.id, running ? 'RUNNING' : 'PENDING', variablesJson, variablesJson, now, running ? now : null, now, deadline, businessKey).lastInsertRowid,
+    );
+    const started: string[] = [];
     for (const n of wf.nodes.values()) {
-      const entry = n.incoming.length === 0;
-      this.repo.insertNodeState.run(id, n.id, entry ? 'READY' : 'PENDING', n.retry.maxAttempts, n.incoming.length);
-      if (entry) this.repo.insertSchedule.run(id, n.id, 'run', now, 0, now);
+      if (n.incoming.length > 0) {
+        this.repo.insertNodeState.run(id, n.id, 'PENDING', n.retry.maxAttempts, n.incoming.length);
+      } else if (eager !== undefined && eager.slots > 0) {
+        this.repo.insertRunningNodeState.run(id, n.id, n.retry.maxAttempts, now);
+        const scheduleId = Number(this.repo.insertLeased.run(id, n.id, eager.leaseUntil, eager.owner, eager.leaseUntil, now).lastInsertRowid);
+        eager.slots--;
+        eager.claims.push({ scheduleId, instanceId: id, wf, nodeId: n.id, attempt: 1, attemptLimit: n.retry.maxAttempts });
+        started.push(n.id);
+      } else {
+        this.repo.insertNodeState.run(id, n.id, 'READY', n.retry.maxAttempts, 0);
+        this.repo.insertSchedule.run(id, n.id, 'run', now, 0, now);
+      }
     }
     if (deadline !== null) this.repo.insertSchedule.run(id, null, 'deadline', deadline, 0, now);
     this.history(id, null, 'instance.created', now, { workflow: wf.name, version: wf.version, businessKey }, undefined, actor);
     this.events.push({ type: 'instance.created', instanceId: id, workflow: wf.name, version: wf.version });
+    if (running) this.events.push({ type: 'instance.changed', instanceId: id, status: 'RUNNING' });
+    for (const nodeId of started) this.events.push({ type: 'node.changed', instanceId: id, nodeId, status: 'RUNNING', attempt: 1 });
     return id;
   }
 
   /**
    * Resolves one incoming edge of `to`; when all are resolved, makes it READY (scheduling a run
    * now) or SKIPPED, and a skip flows on through every edge leaving it (DESIGN.md section 3).
-   * Returns whether some node became READY.
+   * While {@link eager} has free slots, a node that becomes ready is started at once instead and
+   * handed to the worker (see {@link EagerDispatch}). Returns whether some node became READY or
+   * RUNNING.
    */
   resolveEdge(instanceId: number, wf: CompiledWorkflow, to: string, taken: boolean, now: number): boolean {
-    const r = this.repo.edgeResolved.get(taken ? 1 : 0, instanceId, to);
-    if (!r || r.pending_in > 0 || r.status !== 'PENDING') return false;
     const node = wf.nodes.get(to);
     if (!node) return false;
-    const ready = node.join === 'all' ? r.taken_in === node.incoming.length : r.taken_in > 0;
-    if (ready) {
-      this.repo.setNodeStatus.run('READY', instanceId, to);
+    const eager = this.eager !== undefined && this.eager.slots > 0 ? this.eager : undefined;
+    const t = taken ? 1 : 0;
+    const need = node.join === 'all' ? node.incoming.length : 1;
+    const start = eager ? 1 : 0;
+    const r = this.repo.resolveEdge.get(t, need, eager ? 'RUNNING' : 'READY', t, need, start, start, t, need, now, t, instanceId, to);
+    if (!r || r.pending_in !== 0) return false;
+    if (r.status === 'READY') {
       this.repo.insertSchedule.run(instanceId, to, 'run', now, 0, now);
       return true;
     }
-    this.repo.setNodeStatus.run('SKIPPED', instanceId, to);
+    if (r.status === 'RUNNING' && eager) {
+      const scheduleId = Number(this.repo.insertLeased.run(instanceId, to, eager.leaseUntil, eager.owner, eager.leaseUntil, now).lastInsertRowid);
+      eager.slots--;
+      eager.claims.push({ scheduleId, instanceId, wf, nodeId: to, attempt: r.attempt, attemptLimit: r.attempt_limit });
+      this.events.push({ type: 'node.changed', instanceId, nodeId: to, status: 'RUNNING', attempt: r.attempt });
+      return true;
+    }
+    if (r.status !== 'SKIPPED') return false;
     this.history(instanceId, to, 'node.skipped', now, {
       reason: node.join === 'all' ? 'join "all": not every incoming edge was taken' : 'no incoming edge was taken',
     });
@@ -128,8 +188,8 @@ export class StateMachine {
     attempt: number,
     startedAt: number | null,
   ): void {
-    this.repo.completeNode.run(JSON.stringify(output ?? null), now, inst.id, inst.id, nodeId);
-    this.history(inst.id, nodeId, 'node.completed', now, startedAt === null ? undefined : { durationMs: now - startedAt }, attempt);
+    const seq = this.history(inst.id, nodeId, 'node.completed', now, startedAt === null ? undefined : { durationMs: now - startedAt }, attempt);
+    this.repo.completeNode.run(JSON.stringify(output ?? null), now, seq, inst.id, nodeId);
     this.events.push({ type: 'node.changed', instanceId: inst.id, nodeId, status: 'COMPLETED', attempt });
     if (inst.status === 'COMPENSATING') {
       // The instance is failing: a node that was already running finished; it is recorded (and

@@ -19,7 +19,7 @@ import type { CompiledNode, CompiledWorkflow, CompiledEdge } from './compiled';
 import type { Clock } from './clock';
 import type { EventHub } from './events';
 import type { Faults } from './faults';
-import type { EdgeDecision, StateMachine } from './state-machine';
+import type { EagerDispatch, EdgeDecision, StateMachine } from './state-machine';
 
 /** Tunables of the worker loop. */
 export interface WorkerOptions {
@@ -83,6 +83,38 @@ export function readSteps(repo: RuntimeRepository, instanceId: number): Record<s
   return steps;
 }
 
+/**
+ * The node_state of an attempt just started, as the execution reads it (attempt, limit; no wait,
+ * output or error), without reading the row back.
+ */
+function runningState(instanceId: number, nodeId: string, attempt: number, attemptLimit: number, now: number): NodeStateRow {
+  return {
+    instance_id: instanceId,
+    node_id: nodeId,
+    status: 'RUNNING',
+    attempt,
+    attempt_limit: attemptLimit,
+    pending_in: 0,
+    taken_in: 0,
+    version: 0,
+    output_json: null,
+    error_json: null,
+    wait_json: null,
+    completed_seq: null,
+    started_at: now,
+  };
+}
+
+/** Thrown out of a turn whose outcomes committed without savepoints when one of them failed. */
+class IsolateOutcomes extends Error {
+  constructor(readonly original: unknown) {
+    super('an outcome failed to commit; the turn runs again with a savepoint per outcome');
+  }
+}
+
+/** The signal an instant type's handler gets: it never aborts (the handler settles at once). */
+const NEVER_ABORTED: AbortSignal = new AbortController().signal;
+
 /** How long a row this process cannot run waits before it is looked at again, ms. */
 export const UNRUNNABLE_RETRY_MS = 5000;
 
@@ -112,7 +144,8 @@ export async function decideEdges(edges: readonly CompiledEdge[], scope: Express
  * (tests and `runUntil` drive it directly).
  */
 export class Worker {
-  private readonly inflight = new Map<number, { c: Claimed; controller: AbortController; beatAt: number }>();
+  /** Running executions by schedule row id; `controller` is undefined for instant types (nothing to abort). */
+  private readonly inflight = new Map<number, { c: Claimed; controller: AbortController | undefined; beatAt: number }>();
   private outcomes: Outcome[] = [];
   private running = false;
   private loopPromise: Promise<void> | undefined;
@@ -175,7 +208,7 @@ export class Worker {
     this.wake();
     await this.loopPromise;
     if (this.inflight.size > 0) {
-      for (const f of this.inflight.values()) f.controller.abort(new EngineError('CANCELLED', 'worker stopping'));
+      for (const f of this.inflight.values()) f.controller?.abort(new EngineError('CANCELLED', 'worker stopping'));
       const now = this.deps.clock.now();
       await this.deps.db.write(() => this.deps.repo.releaseLeases.run(now, this.opts.owner));
     }
@@ -194,9 +227,33 @@ export class Worker {
     console.error(`runnel worker: cannot run workflow version ${workflowId} here (${message}); its steps are left to a worker that can`);
   }
 
+  /**
+   * Runs `fn` inside a caller's write transaction with eager dispatch offered (while the loop
+   * runs and slots are free): nodes `fn` makes ready start at once, leased to this worker (an
+   * instance's entry nodes as it is created). Returns `fn`'s result and a function that launches
+   * what was dispatched; call it after the transaction committed, never when it rolled back.
+   */
+  withEager<T>(now: number, fn: () => T): [T, () => void] {
+    const { sm } = this.deps;
+    const slots = this.running && this.claiming ? this.opts.concurrency - this.inflight.size : 0;
+    if (slots <= 0) return [fn(), () => undefined];
+    const eager: EagerDispatch = { owner: this.opts.owner, leaseUntil: now + this.opts.leaseMs, slots, claims: [] };
+    sm.eager = eager;
+    let result: T;
+    try {
+      result = fn();
+    } finally {
+      sm.eager = undefined;
+    }
+    const claimed = this.takeEager(eager, now);
+    return [result, () => {
+      for (const c of claimed) this.launch(c);
+    }];
+  }
+
   /** Aborts running handlers of an instance (cancel, deadline) in this process. */
   abortInstance(instanceId: number, reason: EngineError): void {
-    for (const f of this.inflight.values()) if (f.c.row.instance_id === instanceId) f.controller.abort(reason);
+    for (const f of this.inflight.values()) if (f.c.row.instance_id === instanceId) f.controller?.abort(reason);
   }
 
   private async loop(): Promise<void> {
@@ -253,19 +310,47 @@ export class Worker {
     const beats = [...this.inflight.entries()].filter(([, f]) => jumped !== undefined || now - f.beatAt >= this.opts.leaseMs / 3);
     let claimed: Claimed[] = [];
     let emitted: typeof sm.events = [];
-    await db.write(() => {
+    // Outcomes commit without a savepoint each (a savepoint per outcome was ~10% of a
+    // transition); when one throws, the whole turn rolls back and runs again with savepoints, so
+    // a bad outcome is isolated and the others still commit.
+    const turn = (isolated: boolean) => () => {
       sm.events = [];
       if (jumped) this.recordJump(jumped.from, now);
-      for (const o of outcomes) this.commitSafely(o, now);
+      // Nodes the outcomes make ready start at once while slots are free (eager dispatch): no
+      // READY row to claim in a later statement, no second read of the node.
+      const eager: EagerDispatch | undefined = capacity > 0 && outcomes.length > 0 ? { owner: this.opts.owner, leaseUntil: now + this.opts.leaseMs, slots: capacity, claims: [] } : undefined;
+      sm.eager = eager;
+      try {
+        if (isolated) for (const o of outcomes) this.commitSafely(o, now);
+        else {
+          for (const o of outcomes) {
+            try {
+              this.commit(o, now);
+            } catch (err) {
+              throw new IsolateOutcomes(err);
+            }
+          }
+        }
+      } finally {
+        sm.eager = undefined;
+      }
       for (const [id, f] of beats) {
         const r = this.deps.repo.heartbeat.run(now + this.opts.leaseMs, now + this.opts.leaseMs, id, this.opts.owner, f.c.row.version);
-        if (r.changes === 0) f.controller.abort(new EngineError('LEASE_LOST', 'the lease was lost (cancelled or taken over)'));
+        if (r.changes === 0) f.controller?.abort(new EngineError('LEASE_LOST', 'the lease was lost (cancelled or taken over)'));
         else f.beatAt = now;
       }
-      claimed = capacity > 0 ? this.claim(capacity, now) : [];
+      claimed = eager ? this.takeEager(eager, now) : [];
+      const left = capacity - claimed.length;
+      if (left > 0) claimed = claimed.concat(this.claim(left, now));
       emitted = sm.events;
       sm.events = [];
-    });
+    };
+    try {
+      await db.write(turn(false));
+    } catch (err) {
+      if (!(err instanceof IsolateOutcomes)) throw err;
+      await db.write(turn(true));
+    }
     events.emit(emitted);
     if (this.deps.faults.armed) {
       for (const o of outcomes) this.deps.faults.hit('committed', { instanceId: o.c.row.instance_id, nodeId: o.c.row.node_id, attempt: o.c.attempt });
@@ -292,10 +377,17 @@ export class Worker {
   private commitSafely(o: Outcome, now: number): void {
     const { sm } = this.deps;
     const mark = sm.events.length;
+    const eager = sm.eager;
+    const claimsMark = eager?.claims.length ?? 0;
+    const slotsMark = eager?.slots ?? 0;
     try {
       this.commitInSavepoint(o, now);
     } catch (err) {
       sm.events.length = mark;
+      if (eager) {
+        eager.claims.length = claimsMark;
+        eager.slots = slotsMark;
+      }
       // The claim stays leased; when it expires another turn retries the step (at least once).
       console.error(`runnel worker: cannot commit ${o.kind} of instance ${o.c.row.instance_id} node ${o.c.row.node_id ?? '-'}`, err);
     }
@@ -334,6 +426,14 @@ export class Worker {
         continue;
       }
       const nodeId = row.node_id ?? '';
+      // The usual case in one statement: a fresh claim of a READY/RETRYING node with attempts left.
+      const started = row.kind === 'run' && !recovered && inst.status !== 'COMPENSATING' ? repo.startReadyAttempt.get(now, inst.id, nodeId) : undefined;
+      if (started) {
+        this.noteStart(inst, nodeId, started.attempt, now);
+        const state = runningState(inst.id, nodeId, started.attempt, started.attempt_limit, now);
+        out.push(this.claimed(leased, wf, inst.id, JSON.parse(inst.variables_json) as Record<string, unknown>, state, started.attempt, false, now));
+        continue;
+      }
       const state = repo.nodeState.get(inst.id, nodeId);
       if (!state) {
         repo.deleteSchedule.run(row.id);
@@ -364,12 +464,8 @@ export class Worker {
         if (recovered) {
           sm.history(inst.id, nodeId, 'node.recovered', now, { reason: 'recovered after a lost lease', attemptsLeft: Math.max(0, state.attempt_limit - state.attempt), counted: !uncounted }, attempt);
         }
-        const wakes = inst.status === 'PENDING' || inst.status === 'WAITING';
-        // A node starting in an instance already RUNNING changes nothing on the instance row:
-        // rewriting it (and its version) on every claim was a row write per transition.
-        if (wakes || inst.started_at === null) repo.touchInstance.run(wakes ? 'RUNNING' : inst.status, now, now, inst.id);
-        if (wakes) sm.events.push({ type: 'instance.changed', instanceId: inst.id, status: 'RUNNING' });
-        if (!exhausted) sm.events.push({ type: 'node.changed', instanceId: inst.id, nodeId, status: 'RUNNING', attempt });
+        if (exhausted) this.noteStart(inst, nodeId, undefined, now);
+        else this.noteStart(inst, nodeId, attempt, now);
       } else if (row.kind === 'compensate') {
         attempt = row.retry_count + 1;
         if (recovered) sm.history(inst.id, nodeId, 'compensation.recovered', now, { reason: 'recovered after a lost lease' }, attempt);
@@ -379,28 +475,82 @@ export class Worker {
           sm.history(inst.id, nodeId, 'timer.fired', now, { dueAt: row.next_run_at, lateMs: Math.max(0, now - row.next_run_at) }, attempt);
         }
       }
-      const variables = JSON.parse(inst.variables_json) as Record<string, unknown>;
-      const node = wf.nodes.get(nodeId);
-      const afterError = node?.incoming.some((e) => e.on === 'error') === true;
-      const steps: Record<string, unknown> = wf.usesSteps || afterError || row.kind === 'compensate' ? readSteps(repo, inst.id) : {};
-      // A node reached by an error edge sees its source's failure as `$error`, as the edge's `when` did.
-      let error: unknown;
-      if (afterError && node) {
-        for (const e of node.incoming) {
-          const s = steps[e.from] as { error?: unknown } | null | undefined;
-          if (e.on === 'error' && s && typeof s === 'object' && 'error' in s) {
-            error = s.error;
-            break;
-          }
+      out.push(this.claimed(leased, wf, inst.id, JSON.parse(inst.variables_json) as Record<string, unknown>, state, attempt, exhausted, now));
+    }
+    return out;
+  }
+
+  /**
+   * A node's attempt started in an instance: wakes a PENDING/WAITING instance (RUNNING) and notes
+   * its start time; `attempt` undefined: no attempt runs (exhausted), so no RUNNING event.
+   */
+  private noteStart(inst: { id: number; status: string; started_at: number | null }, nodeId: string, attempt: number | undefined, now: number): void {
+    const { repo, sm } = this.deps;
+    const wakes = inst.status === 'PENDING' || inst.status === 'WAITING';
+    // A node starting in an instance already RUNNING changes nothing on the instance row:
+    // rewriting it (and its version) on every claim was a row write per transition.
+    if (wakes || inst.started_at === null) repo.touchInstance.run(wakes ? 'RUNNING' : inst.status, now, now, inst.id);
+    if (wakes) sm.events.push({ type: 'instance.changed', instanceId: inst.id, status: 'RUNNING' });
+    if (attempt !== undefined) sm.events.push({ type: 'node.changed', instanceId: inst.id, nodeId, status: 'RUNNING', attempt });
+  }
+
+  /** What a claimed row's execution needs besides the row: `$steps` and `$error` when it reads them. */
+  private claimed(row: ScheduleRow, wf: CompiledWorkflow, instanceId: number, variables: Record<string, unknown>, state: NodeStateRow, attempt: number, exhausted: boolean, now: number): Claimed {
+    const node = wf.nodes.get(row.node_id ?? '');
+    const afterError = node?.incoming.some((e) => e.on === 'error') === true;
+    const steps: Record<string, unknown> = wf.usesSteps || afterError || row.kind === 'compensate' ? readSteps(this.deps.repo, instanceId) : {};
+    // A node reached by an error edge sees its source's failure as `$error`, as the edge's `when` did.
+    let error: unknown;
+    if (afterError && node) {
+      for (const e of node.incoming) {
+        const s = steps[e.from] as { error?: unknown } | null | undefined;
+        if (e.on === 'error' && s && typeof s === 'object' && 'error' in s) {
+          error = s.error;
+          break;
         }
       }
-      out.push({ row: leased, wf, node, state, variables, steps, error, attempt, exhausted, startedAt: now });
+    }
+    return { row, wf, node, state, variables, steps, error, attempt, exhausted, startedAt: now };
+  }
+
+  /**
+   * Turns the nodes eager dispatch started during this turn's commits into claims (inside the
+   * transaction, after every outcome). One whose instance began failing later in the same turn is
+   * taken back: it never ran, and "no new node starts" once an instance fails (DESIGN.md).
+   */
+  private takeEager(eager: EagerDispatch, now: number): Claimed[] {
+    const { repo, sm } = this.deps;
+    const out: Claimed[] = [];
+    for (const e of eager.claims) {
+      const inst = repo.instanceVariables.get(e.instanceId);
+      if (!inst || inst.status === 'COMPENSATING' || TERMINAL_STATUSES.has(inst.status)) {
+        repo.deleteSchedule.run(e.scheduleId);
+        repo.unstartNode.run(e.instanceId, e.nodeId);
+        sm.events.push({ type: 'node.changed', instanceId: e.instanceId, nodeId: e.nodeId, status: 'CANCELLED' });
+        sm.continueCompensation(e.instanceId, now);
+        continue;
+      }
+      const row: ScheduleRow = {
+        id: e.scheduleId,
+        instance_id: e.instanceId,
+        node_id: e.nodeId,
+        kind: 'run',
+        next_run_at: eager.leaseUntil,
+        retry_count: 0,
+        lease_owner: eager.owner,
+        version: 1,
+      };
+      const state = runningState(e.instanceId, e.nodeId, e.attempt, e.attemptLimit, now);
+      out.push(this.claimed(row, e.wf, e.instanceId, JSON.parse(inst.variables_json) as Record<string, unknown>, state, e.attempt, false, now));
     }
     return out;
   }
 
   private launch(c: Claimed): void {
-    const controller = new AbortController();
+    // An instant type's handler settles without waiting on anything (no I/O, no timer): there is
+    // nothing to abort, and an AbortController per step was a measurable share of a transition.
+    const instant = c.row.kind === 'run' && c.node?.type.instant === true && c.node.def.timeoutMs === undefined;
+    const controller = instant ? undefined : new AbortController();
     this.inflight.set(c.row.id, { c, controller, beatAt: c.startedAt });
     // An exhausted claim runs no handler, so a crash "during the attempt" cannot happen there.
     if (this.deps.faults.armed && !c.exhausted) this.deps.faults.hit('claimed', { instanceId: c.row.instance_id, nodeId: c.row.node_id, attempt: c.attempt });
@@ -413,7 +563,7 @@ export class Worker {
   }
 
   /** Runs one claimed row to an outcome. Never throws. */
-  private async execute(c: Claimed, controller: AbortController): Promise<Outcome> {
+  private async execute(c: Claimed, controller: AbortController | undefined): Promise<Outcome> {
     const node = c.node;
     if (!node) {
       const error = new EngineError('INTERNAL', `node "${c.row.node_id}" is not in workflow ${c.wf.name} v${c.wf.version}`).toJSON();
@@ -447,7 +597,7 @@ export class Worker {
     }
   }
 
-  private async runHandler(c: Claimed, node: CompiledNode, scope: ExpressionScope, controller: AbortController): Promise<Outcome> {
+  private async runHandler(c: Claimed, node: CompiledNode, scope: ExpressionScope, controller: AbortController | undefined): Promise<Outcome> {
     const input = await applyInput(node.def.input, scope);
     const rawConfig = node.def.config ?? {};
     const rendered = node.type.templates === false ? rawConfig : await renderTemplates(rawConfig, scope);
@@ -482,7 +632,7 @@ export class Worker {
     return this.completion(c, node, result.output, scope);
   }
 
-  private async runCompensation(c: Claimed, node: CompiledNode, scope: ExpressionScope, controller: AbortController): Promise<Outcome> {
+  private async runCompensation(c: Claimed, node: CompiledNode, scope: ExpressionScope, controller: AbortController | undefined): Promise<Outcome> {
     const spec = node.def.compensate;
     const comp = node.compensate;
     if (!spec || !comp) return { kind: 'compensated', c, result: undefined };
@@ -530,7 +680,8 @@ export class Worker {
   }
 
   /** Runs `fn` with an AbortSignal cut at `timeoutMs` (a timed-out attempt is a failed attempt). */
-  private async withTimeout<T>(timeoutMs: number | undefined, controller: AbortController, fn: (signal: AbortSignal) => Promise<T>, noTimer: boolean): Promise<T> {
+  private async withTimeout<T>(timeoutMs: number | undefined, controller: AbortController | undefined, fn: (signal: AbortSignal) => Promise<T>, noTimer: boolean): Promise<T> {
+    if (!controller) return fn(NEVER_ABORTED);
     let timer: NodeJS.Timeout | undefined;
     if (timeoutMs !== undefined && !noTimer) {
       timer = setTimeout(() => controller.abort(new EngineError('TIMEOUT', `attempt timed out after ${timeoutMs} ms`)), timeoutMs);

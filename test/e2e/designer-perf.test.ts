@@ -4,40 +4,11 @@
 // while a regression to O(n²) work per frame does not.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BIG_EDGES, BIG_NODES, bigWorkflow, timeOpenWorkflow } from '../helpers/big-workflow';
 import { nodeAt, startDesignerApp, type DesignerApp } from '../helpers/designer-e2e';
 
-const NODES = 500;
-const EDGES = 600;
-
-/** A valid DAG of `NODES` nodes (every built-in type) and `EDGES` edges, laid out on a grid. */
-function bigWorkflow(): Record<string, unknown> {
-  const kinds = [
-    { type: 'pass' },
-    { type: 'delay', config: { durationMs: 10 } },
-    { type: 'http', config: { method: 'GET', url: 'https://example.test/{{ id }}' }, retry: { maxAttempts: 3 }, timeoutMs: 5000 },
-    { type: 'script', config: { code: 'return input;' } },
-    { type: 'approval', config: { prompt: 'ok?' } },
-  ];
-  const nodes = [];
-  const positions: Record<string, { x: number; y: number }> = {};
-  for (let i = 0; i < NODES; i++) {
-    const id = `n${i}`;
-    nodes.push({ id, name: `Step ${i}`, ...kinds[i % kinds.length] });
-    positions[id] = { x: (i % 25) * 260, y: Math.floor(i / 25) * 140 };
-  }
-  const edges: Array<Record<string, unknown>> = [];
-  const seen = new Set<string>();
-  const add = (from: number, to: number, when?: string) => {
-    const key = `${from}>${to}`;
-    if (from >= to || seen.has(key)) return false;
-    seen.add(key);
-    edges.push(when === undefined ? { from: `n${from}`, to: `n${to}` } : { from: `n${from}`, to: `n${to}`, when });
-    return true;
-  };
-  for (let i = 1; i < NODES; i++) add(i - 1, i, i % 10 === 0 ? `x > ${i}` : undefined);
-  for (let i = 0; edges.length < EDGES; i++) add(i % NODES, (i * 7 + 25) % NODES);
-  return { name: 'big', nodes, edges, ui: { positions } };
-}
+const NODES = BIG_NODES;
+const EDGES = BIG_EDGES;
 
 let app: DesignerApp;
 
@@ -79,20 +50,7 @@ describe('a 500-node, 600-edge workflow in the Designer', () => {
   it('opens, fitted and measured, within bounds; pans and drags without long frames', async () => {
     const { page } = app;
     // when: the workflow is picked in the sidebar
-    const openMs = await page.evaluate(async (count) => {
-      const t0 = performance.now();
-      (document.querySelector('[data-testid="workflow-item-big"]') as HTMLElement).click();
-      return new Promise<number>((resolve) => {
-        const check = () => {
-          const nodes = document.querySelectorAll('.react-flow__node');
-          // React Flow shows a node once it is measured; the last one measured means all are.
-          const last = nodes[nodes.length - 1] as HTMLElement | undefined;
-          if (nodes.length === count && last && last.style.visibility !== 'hidden') resolve(performance.now() - t0);
-          else requestAnimationFrame(check);
-        };
-        requestAnimationFrame(check);
-      });
-    }, NODES);
+    const openMs = await timeOpenWorkflow(page, 'big', NODES);
     expect(await page.locator('.react-flow__edge').count()).toBe(EDGES);
     // validation runs after the drawing shows; it finds nothing wrong
     await expect.poll(() => page.getByTestId('problems-count').textContent(), { timeout: 10_000 }).toBe('0');

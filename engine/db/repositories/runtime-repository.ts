@@ -139,9 +139,10 @@ export function createRuntimeRepository(db: Database.Database) {
       `SELECT id, workflow_id, status, variables_json, version, suspension_json, end_status, started_at
          FROM instance WHERE id = ?`,
     ),
-    insertInstance: prep<[number, string, string, number, number, number | null, string | null]>(
-      `INSERT INTO instance (workflow_id, status, variables_json, input_json, created_at, updated_at, deadline_at, business_key)
-       VALUES (?, 'PENDING', ?, ?, ?, ?, ?, ?)`,
+    /** A new instance: PENDING, or RUNNING (started_at set) when eager dispatch started an entry node. */
+    insertInstance: prep<[number, string, string, string, number, number | null, number, number | null, string | null]>(
+      `INSERT INTO instance (workflow_id, status, variables_json, input_json, created_at, started_at, updated_at, deadline_at, business_key)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     touchInstance: prep<[string, number, number, number]>(
       `UPDATE instance SET status = ?, started_at = coalesce(started_at, ?), updated_at = ?, version = version + 1 WHERE id = ?`,
@@ -182,6 +183,10 @@ export function createRuntimeRepository(db: Database.Database) {
     insertNodeState: prep<[number, string, string, number, number]>(
       `INSERT INTO node_state (instance_id, node_id, status, attempt_limit, pending_in) VALUES (?, ?, ?, ?, ?)`,
     ),
+    /** An entry node started by eager dispatch as its instance is created: RUNNING, attempt 1. */
+    insertRunningNodeState: prep<[number, string, number, number]>(
+      `INSERT INTO node_state (instance_id, node_id, status, attempt, attempt_limit, pending_in, started_at) VALUES (?, ?, 'RUNNING', 1, ?, 0, ?)`,
+    ),
     nodeState: prep<[number, string], NodeStateRow>(
       `SELECT instance_id, node_id, status, attempt, attempt_limit, pending_in, taken_in, version, output_json,
               error_json, wait_json, completed_seq, started_at FROM node_state WHERE instance_id = ? AND node_id = ?`,
@@ -193,11 +198,13 @@ export function createRuntimeRepository(db: Database.Database) {
     setNodeStatus: prep<[string, number, string]>(
       `UPDATE node_state SET status = ?, version = version + 1 WHERE instance_id = ? AND node_id = ?`,
     ),
-    /** Marks a node COMPLETED; its completed_seq is the instance's next (compensation runs in reverse of it). */
+    /**
+     * Marks a node COMPLETED. Its completed_seq orders completions (compensation runs in reverse
+     * of it): the id of its `node.completed` history row, which only grows (history is append-only).
+     */
     completeNode: prep<[string, number, number, number, string]>(
       `UPDATE node_state SET status = 'COMPLETED', output_json = ?, error_json = NULL, wait_json = NULL, ended_at = ?,
-              completed_seq = (SELECT coalesce(max(completed_seq), 0) + 1 FROM node_state WHERE instance_id = ?),
-              version = version + 1 WHERE instance_id = ? AND node_id = ?`,
+              completed_seq = ?, version = version + 1 WHERE instance_id = ? AND node_id = ?`,
     ),
     failNode: prep<[string, string, number, number, string]>(
       `UPDATE node_state SET status = ?, error_json = ?, ended_at = ?, version = version + 1
@@ -211,9 +218,49 @@ export function createRuntimeRepository(db: Database.Database) {
       `UPDATE node_state SET status = 'READY', attempt_limit = ?, error_json = NULL, version = version + 1
         WHERE instance_id = ? AND node_id = ?`,
     ),
-    edgeResolved: prep<[number, number, string], { pending_in: number; taken_in: number; status: string }>(
-      `UPDATE node_state SET pending_in = pending_in - 1, taken_in = taken_in + ?, version = version + 1
-        WHERE instance_id = ? AND node_id = ? RETURNING pending_in, taken_in, status`,
+    /**
+     * Resolves one incoming edge of a node, and when it was the last one decides the node in the
+     * same statement: `ready` (READY, or RUNNING with its attempt started at `now` when the worker
+     * dispatches it at once) if at least `need` incoming edges were taken, else SKIPPED. A node that
+     * is not PENDING keeps its status. Returns the row after the change: the decision happened iff
+     * `pending_in` is 0 and the status is READY, RUNNING or SKIPPED.
+     */
+    resolveEdge: prep<
+      [number, number, string, number, number, number, number, number, number, number, number, number, string],
+      { pending_in: number; status: string; attempt: number; attempt_limit: number }
+    >(
+      // Plain positional parameters, some repeated (named or numbered ones bind through an object,
+      // measurably slower on this path). SET expressions read the row as it was before the update.
+      `UPDATE node_state SET status = CASE WHEN status <> 'PENDING' OR pending_in <> 1 THEN status
+                                            WHEN taken_in + ? >= ? THEN ? ELSE 'SKIPPED' END,
+              attempt = attempt + (status = 'PENDING' AND pending_in = 1 AND taken_in + ? >= ?) * ?,
+              started_at = CASE WHEN ? AND status = 'PENDING' AND pending_in = 1 AND taken_in + ? >= ? THEN ? ELSE started_at END,
+              pending_in = pending_in - 1, taken_in = taken_in + ?, version = version + 1
+        WHERE instance_id = ? AND node_id = ?
+        RETURNING pending_in, status, attempt, attempt_limit`,
+    ),
+    /**
+     * Starts the next attempt of a READY or RETRYING node with attempts left (the claim's usual
+     * case, one statement); nothing when the node is in any other state (the caller then reads it).
+     */
+    startReadyAttempt: prep<[number, number, string], { attempt: number; attempt_limit: number }>(
+      `UPDATE node_state SET status = 'RUNNING', attempt = attempt + 1, started_at = ?, version = version + 1, wait_json = NULL
+        WHERE instance_id = ? AND node_id = ? AND status IN ('READY', 'RETRYING') AND attempt < attempt_limit
+        RETURNING attempt, attempt_limit`,
+    ),
+    /** Takes back an attempt dispatched at once whose instance began failing in the same turn: it never ran. */
+    unstartNode: prep<[number, string]>(
+      `UPDATE node_state SET status = 'CANCELLED', attempt = attempt - 1, started_at = NULL, version = version + 1
+        WHERE instance_id = ? AND node_id = ?`,
+    ),
+    /** A schedule row created already claimed by `lease_owner` until `next_run_at` (eager dispatch). */
+    insertLeased: prep<[number, string, number, string, number, number]>(
+      `INSERT INTO schedule (instance_id, node_id, kind, next_run_at, lease_owner, lease_expires_at, created_at)
+       VALUES (?, ?, 'run', ?, ?, ?, ?)`,
+    ),
+    /** What a node dispatched at once needs of its instance, read at the end of the turn. */
+    instanceVariables: prep<[number], { status: InstanceStatus; variables_json: string }>(
+      `SELECT status, variables_json FROM instance WHERE id = ?`,
     ),
     /** Open nodes (OPEN_NODE_STATUSES) and active ones (READY or RUNNING) of an instance, in one row. */
     openCounts: prep<[number], { open: number; active: number }>(

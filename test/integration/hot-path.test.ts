@@ -1,0 +1,158 @@
+/**
+ * The worker's hot path (issue 6), on real database files: eager dispatch (a node made ready by
+ * an outcome starts in the same transaction, leased to the worker), taking such a start back when
+ * its instance begins failing in the same turn, and outcomes committed without a savepoint each
+ * (one that fails to commit is isolated; the others still land).
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { EngineError } from '../../engine/errors';
+import { createDefaultRegistry } from '../../engine/nodes/registry';
+import type { NodeType } from '../../engine/nodes/types';
+import { z } from 'zod';
+import { tempEngine } from '../helpers/temp-engine';
+
+/** Lets handlers started by the last turn settle (they run in microtasks and immediates). */
+const settle = () => new Promise<void>((resolve) => setTimeout(resolve, 30));
+
+/** `fail-now`: fails at once, not retryable (after one immediate, so it settles after a pass). */
+const failNow: NodeType<Record<string, never>> = {
+  type: 'fail-now',
+  title: 'Fail now',
+  description: 'Fails at once (tests)',
+  icon: 'alert',
+  group: 'Test',
+  configSchema: z.strictObject({}),
+  execute: () =>
+    new Promise((_, reject) => setImmediate(() => reject(new EngineError('HANDLER_ERROR', 'planned failure', { retryable: false })))),
+};
+
+describe('eager dispatch', () => {
+  let ctx: ReturnType<typeof tempEngine>;
+  afterEach(async () => ctx.close());
+
+  it('starts the next node of a chain in the turn that commits its predecessor, leased to this worker', async () => {
+    ctx = tempEngine();
+    const { engine } = ctx;
+    await engine.deploy({
+      name: 'chain',
+      nodes: [{ id: 'a', type: 'pass', config: { result: 1 } }, { id: 'b', type: 'pass', config: { result: 2 } }, { id: 'c', type: 'pass', config: { result: 3 } }],
+      edges: [{ from: 'a', to: 'b' }, { from: 'b', to: 'c' }],
+    });
+    const id = await engine.start('chain', {});
+    const node = engine.db.raw.prepare<[number, string], { status: string; attempt: number; started_at: number | null }>(
+      `SELECT status, attempt, started_at FROM node_state WHERE instance_id = ? AND node_id = ?`,
+    );
+    // version 1: the row was created leased (a READY row claimed later would be at version 2).
+    const schedule = engine.db.raw.prepare<[number], { node_id: string; lease_owner: string | null; version: number }>(
+      `SELECT node_id, lease_owner, version FROM schedule WHERE instance_id = ? ORDER BY id`,
+    );
+    // Turn 1 claims the entry node a.
+    expect(await engine.tick()).toBe(1);
+    expect(node.get(id, 'a')).toMatchObject({ status: 'RUNNING', attempt: 1 });
+    await settle();
+    // Turn 2 commits a and, in the same transaction, starts b: never READY, already leased.
+    expect(await engine.tick()).toBe(2);
+    expect(node.get(id, 'a')?.status).toBe('COMPLETED');
+    expect(node.get(id, 'b')).toMatchObject({ status: 'RUNNING', attempt: 1 });
+    expect(node.get(id, 'b')?.started_at).not.toBeNull();
+    expect(schedule.all(id)).toEqual([{ node_id: 'b', lease_owner: engine.owner, version: 1 }]);
+    await settle();
+    expect(await engine.tick()).toBe(2);
+    await settle();
+    expect(await engine.tick()).toBe(1);
+    const inst = engine.getInstance(id);
+    expect(inst.status).toBe('COMPLETED');
+    expect(inst.nodes.map((n) => [n.id, n.status, n.attempt])).toEqual([
+      ['a', 'COMPLETED', 1],
+      ['b', 'COMPLETED', 1],
+      ['c', 'COMPLETED', 1],
+    ]);
+    // Completion order (compensation runs in reverse of it) still follows the chain.
+    const seq = inst.nodes.map((n) => n.completedSeq ?? 0);
+    expect(seq[0]).toBeLessThan(seq[1] ?? 0);
+    expect(seq[1]).toBeLessThan(seq[2] ?? 0);
+    expect(schedule.all(id)).toEqual([]);
+  });
+
+  it('makes nodes READY once every slot is taken (concurrency 1), and they still run', async () => {
+    ctx = tempEngine({ concurrency: 1 });
+    const { engine } = ctx;
+    await engine.deploy({
+      name: 'fan',
+      nodes: [{ id: 's', type: 'pass' }, { id: 'x', type: 'pass' }, { id: 'y', type: 'pass' }],
+      edges: [{ from: 's', to: 'x' }, { from: 's', to: 'y' }],
+    });
+    const id = await engine.start('fan', {});
+    await engine.tick();
+    await settle();
+    await engine.tick();
+    const statuses = engine.getInstance(id).nodes.map((n) => n.status).sort();
+    // One slot: one of x, y started at once, the other waits READY for a claim.
+    expect(statuses).toEqual(['COMPLETED', 'READY', 'RUNNING']);
+    await engine.runUntil(() => engine.isSettled(id), 10_000);
+    expect(engine.getInstance(id).status).toBe('COMPLETED');
+  });
+
+  it('takes a start back when a later outcome of the same turn fails the instance: the node never ran', async () => {
+    ctx = tempEngine({ registry: createDefaultRegistry().register(failNow) });
+    const { engine } = ctx;
+    const ran: string[] = [];
+    const off = engine.on((e) => {
+      if (e.type === 'node.changed' && e.nodeId === 'x') ran.push(e.status);
+    });
+    await engine.deploy({
+      name: 'race',
+      // Two entry nodes: p's outcome (first) makes x ready; q's (second, same turn) fails the instance.
+      nodes: [{ id: 'p', type: 'pass' }, { id: 'q', type: 'fail-now' }, { id: 'x', type: 'pass' }],
+      edges: [{ from: 'p', to: 'x' }],
+    });
+    const id = await engine.start('race', {});
+    expect(await engine.tick()).toBe(2);
+    await settle();
+    expect(await engine.tick()).toBe(2);
+    off();
+    const inst = engine.getInstance(id);
+    expect(inst.status).toBe('FAILED');
+    expect(inst.nodes.find((n) => n.id === 'x')).toMatchObject({ status: 'CANCELLED', attempt: 0, startedAt: null });
+    expect(inst.nodes.find((n) => n.id === 'p')?.status).toBe('COMPLETED');
+    expect(ran).toEqual(['RUNNING', 'CANCELLED']);
+    expect(engine.db.raw.prepare(`SELECT count(*) AS n FROM schedule WHERE instance_id = ?`).get(id)).toEqual({ n: 0 });
+    // Nothing is left running: another turn has nothing to commit.
+    await settle();
+    expect(await engine.tick()).toBe(0);
+  });
+});
+
+describe('outcomes committed without a savepoint each', () => {
+  let ctx: ReturnType<typeof tempEngine>;
+  afterEach(async () => {
+    vi.restoreAllMocks();
+    await ctx.close();
+  });
+
+  it('isolates an outcome that fails to commit: the others of its turn land, its claim stays leased', async () => {
+    ctx = tempEngine();
+    const { engine } = ctx;
+    const errors = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    await engine.deploy({ name: 'one', nodes: [{ id: 'a', type: 'pass' }] });
+    // A trigger makes completing instance 2's node fail inside the turn's transaction.
+    engine.db.raw.exec(`CREATE TRIGGER refuse_two BEFORE UPDATE OF status ON node_state
+      WHEN NEW.instance_id = 2 AND NEW.status = 'COMPLETED' BEGIN SELECT RAISE(ABORT, 'refused by test'); END`);
+    const ids = await engine.startMany('one', [{}, {}, {}]);
+    expect(ids).toEqual([1, 2, 3]);
+    expect(await engine.tick()).toBe(3);
+    await settle();
+    await engine.tick();
+    expect(engine.getInstance(1).status).toBe('COMPLETED');
+    expect(engine.getInstance(3).status).toBe('COMPLETED');
+    const two = engine.getInstance(2);
+    expect(two.status).toBe('RUNNING');
+    expect(two.nodes[0]?.status).toBe('RUNNING');
+    expect(errors.mock.calls.some((c) => String(c[0]).includes('cannot commit completed of instance 2'))).toBe(true);
+    // Once the cause is gone, the expired lease lets the step run again and finish.
+    engine.db.raw.exec(`DROP TRIGGER refuse_two`);
+    engine.db.raw.prepare(`UPDATE schedule SET next_run_at = 0 WHERE instance_id = 2`).run();
+    await engine.runUntil(() => engine.isSettled(2), 10_000);
+    expect(engine.getInstance(2).status).toBe('COMPLETED');
+  });
+});
