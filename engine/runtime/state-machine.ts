@@ -13,7 +13,7 @@
  */
 import type { SerializedError } from '../errors';
 import type { RuntimeRepository, InstanceRow, NodeStateRow } from '../db/repositories/runtime-repository';
-import { TERMINAL_STATUSES } from '../db/repositories/runtime-repository';
+import { INPUT_AS_VARIABLES, TERMINAL_STATUSES } from '../db/repositories/runtime-repository';
 import type { CompiledWorkflow } from './compiled';
 import type { EngineEvent } from './events';
 
@@ -110,7 +110,7 @@ export class StateMachine {
     const eager = this.eager !== undefined && this.eager.slots > 0 ? this.eager : undefined;
     const running = eager !== undefined && wf.nodes.size > 0;
     const id = Number(
-      this.repo.insertInstance.run(wf.id, running ? 'RUNNING' : 'PENDING', variablesJson, variablesJson, now, running ? now : null, now, deadline, businessKey).lastInsertRowid,
+      this.repo.insertInstance.run(wf.id, running ? 'RUNNING' : 'PENDING', variablesJson, INPUT_AS_VARIABLES, now, running ? now : null, now, deadline, businessKey).lastInsertRowid,
     );
     const started: string[] = [];
     for (const n of wf.nodes.values()) {

@@ -156,3 +156,31 @@ describe('outcomes committed without a savepoint each', () => {
     expect(engine.getInstance(2).status).toBe('COMPLETED');
   });
 });
+
+describe('the start variables are stored once while unchanged', () => {
+  let ctx: ReturnType<typeof tempEngine>;
+  afterEach(async () => ctx.close());
+
+  it('keeps the input apart from the first change of the variables on', async () => {
+    ctx = tempEngine();
+    const { engine } = ctx;
+    await engine.deploy({
+      name: 'vars',
+      nodes: [
+        { id: 'a', type: 'pass', config: { result: 1 } },
+        { id: 'b', type: 'pass', config: { result: 2 }, output: 'total' },
+      ],
+      edges: [{ from: 'a', to: 'b' }],
+    });
+    const id = await engine.start('vars', { variables: { total: 1, who: 'ann' } });
+    const stored = engine.db.raw.prepare<[number], { input_json: string }>(`SELECT input_json FROM instance WHERE id = ?`);
+    expect(stored.get(id)?.input_json).toBe('');
+    expect(engine.getInstance(id).input).toEqual({ total: 1, who: 'ann' });
+    await engine.runUntil(() => engine.isSettled(id), 10_000);
+    const inst = engine.getInstance(id);
+    expect(inst.status).toBe('COMPLETED');
+    expect(inst.variables).toEqual({ total: 2, who: 'ann' });
+    expect(inst.input).toEqual({ total: 1, who: 'ann' });
+    expect(JSON.parse(stored.get(id)?.input_json ?? 'null')).toEqual({ total: 1, who: 'ann' });
+  });
+});

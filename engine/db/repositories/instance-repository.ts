@@ -61,6 +61,7 @@ export interface StuckInfo {
 /** A full instance row. */
 export interface InstanceDetailRow extends InstanceListRow {
   variables_json: string;
+  /** The start variables (stored once while they equal `variables_json`: the query resolves that). */
   input_json: string;
   deadline_at: number | null;
   end_status: string | null;
@@ -331,7 +332,7 @@ const NODES_COL = `CASE WHEN i.status IN ('COMPLETED', 'CANCELLED') THEN NULL EL
 export function createInstanceRepository(db: Database.Database) {
   const prep = <P extends unknown[] = [], R = unknown>(sql: string): Stmt<P, R> => db.prepare<P, R>(sql);
   const get = prep<[number], InstanceDetailRow>(
-    `SELECT ${LIST_COLS}, i.variables_json, i.input_json, i.deadline_at, i.end_status
+    `SELECT ${LIST_COLS}, i.variables_json, CASE WHEN i.input_json = '' THEN i.variables_json ELSE i.input_json END AS input_json, i.deadline_at, i.end_status
        FROM instance i JOIN workflow w ON w.id = i.workflow_id WHERE i.id = ?`,
   );
   const nodes = prep<[number], NodeStateDetailRow>(

@@ -20,6 +20,14 @@ export const INSTANCE_STATUSES = [
 ] as const;
 export type InstanceStatus = (typeof INSTANCE_STATUSES)[number];
 
+/**
+ * `instance.input_json` of an instance whose variables never changed: its input is its
+ * `variables_json` (not valid JSON, so it cannot be a real input). The first change of the
+ * variables copies them there; until then the start variables are stored once, not twice (most
+ * of an instance row's bytes).
+ */
+export const INPUT_AS_VARIABLES = '';
+
 /** Terminal instance statuses: nothing runs after them. */
 export const TERMINAL_STATUSES: ReadonlySet<string> = new Set(['COMPLETED', 'FAILED', 'CANCELLED']);
 
@@ -147,8 +155,10 @@ export function createRuntimeRepository(db: Database.Database) {
     touchInstance: prep<[string, number, number, number]>(
       `UPDATE instance SET status = ?, started_at = coalesce(started_at, ?), updated_at = ?, version = version + 1 WHERE id = ?`,
     ),
+    /** Sets the variables; the first change keeps the start variables in input_json (see {@link INPUT_AS_VARIABLES}). */
     setVariables: prep<[string, number, number]>(
-      `UPDATE instance SET variables_json = ?, updated_at = ?, version = version + 1 WHERE id = ?`,
+      `UPDATE instance SET input_json = CASE WHEN input_json = '' THEN variables_json ELSE input_json END,
+              variables_json = ?, updated_at = ?, version = version + 1 WHERE id = ?`,
     ),
     setInstanceStatus: prep<[string, number, number]>(
       `UPDATE instance SET status = ?, updated_at = ?, version = version + 1 WHERE id = ?`,
