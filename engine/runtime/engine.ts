@@ -13,6 +13,7 @@ import { EngineError, serializeError } from '../errors';
 import { openDatabase, type OpenOptions, type RunnelDb } from '../db/open-database';
 import { createRuntimeRepository, TERMINAL_STATUSES, type RuntimeRepository } from '../db/repositories/runtime-repository';
 import { createWorkflowRepository, type WorkflowRepository, type WorkflowRow } from '../db/repositories/workflow-repository';
+import { startCheckpointer, type Checkpointer } from '../db/checkpointer';
 import { createInstanceRepository, describeStuck, type InstanceFilter, type InstanceListRow, type InstanceRepository } from '../db/repositories/instance-repository';
 import type { Workflow } from '../dsl/schema';
 import { WorkflowSchema } from '../dsl/schema';
@@ -137,8 +138,15 @@ export class Engine {
   private readonly worker: Worker;
   private readonly opts: WorkerOptions;
 
+  /** The WAL checkpointer thread while the worker loop runs (see startWorker). */
+  private checkpointer: Checkpointer | undefined;
+  private readonly walAutocheckpoint: number;
+  private readonly nativeBinding: string | undefined;
+
   private constructor(db: RunnelDb, options: EngineOptions) {
     this.db = db;
+    this.walAutocheckpoint = Math.max(0, Math.floor(options.walAutocheckpoint ?? 1000));
+    this.nativeBinding = options.nativeBinding;
     this.registry = options.registry ?? createDefaultRegistry();
     this.clock = options.clock ?? systemClock;
     this.owner = options.owner ?? `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -798,10 +806,24 @@ export class Engine {
 
   // ---------------------------------------------------------------- worker
 
-  /** Starts the worker loop in the background. */
+  /**
+   * Starts the worker loop in the background, and WAL checkpoints on their own thread
+   * (engine/db/checkpointer.ts) unless automatic checkpoints were turned off (walAutocheckpoint 0).
+   */
   startWorker(): void {
     this.assertWritable();
     this.worker.start();
+    if (this.checkpointer === undefined && this.walAutocheckpoint > 0 && this.db.file !== ':memory:') {
+      this.checkpointer = startCheckpointer(this.db.file, this.nativeBinding === undefined ? {} : { nativeBinding: this.nativeBinding });
+    }
+  }
+
+  /** Stops the checkpointer thread and gives checkpoints back to the connection. */
+  private async stopCheckpointer(): Promise<void> {
+    const c = this.checkpointer;
+    if (!c) return;
+    this.checkpointer = undefined;
+    await c.stop();
   }
 
   /** Work needs a writable file: a read-only engine serves reads only. @throws EngineError DATABASE_READONLY */
@@ -814,6 +836,7 @@ export class Engine {
   /** Stops the worker gracefully (see Worker.stop). */
   async stopWorker(graceMs?: number): Promise<void> {
     await this.worker.stop(graceMs);
+    await this.stopCheckpointer();
   }
 
   /** One worker turn (tests drive the loop by hand with a ManualClock). */
@@ -875,6 +898,7 @@ export class Engine {
     this.externalWatch?.stop();
     // A read-only engine never worked: nothing to commit or release (and no write would succeed).
     if (!this.db.readonly) await this.worker.stop();
+    await this.stopCheckpointer();
     try {
       this.db.checkpoint('PASSIVE');
     } catch (err) {

@@ -4,6 +4,7 @@
  * its instance begins failing in the same turn, and outcomes committed without a savepoint each
  * (one that fails to commit is isolated; the others still land).
  */
+import fs from 'node:fs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { EngineError } from '../../engine/errors';
 import { createDefaultRegistry } from '../../engine/nodes/registry';
@@ -182,5 +183,38 @@ describe('the start variables are stored once while unchanged', () => {
     expect(inst.variables).toEqual({ total: 2, who: 'ann' });
     expect(inst.input).toEqual({ total: 1, who: 'ann' });
     expect(JSON.parse(stored.get(id)?.input_json ?? 'null')).toEqual({ total: 1, who: 'ann' });
+  });
+});
+
+describe('WAL checkpoints on their own thread while the worker runs', () => {
+  let ctx: ReturnType<typeof tempEngine>;
+  afterEach(async () => ctx.close());
+
+  it('copies committed pages into the database file between the worker\'s commits, and stops with the worker', async () => {
+    // An automatic checkpoint far away: only the thread can have copied pages into the file.
+    ctx = tempEngine({ walAutocheckpoint: 100_000 });
+    const { engine, file } = ctx;
+    await engine.deploy({ name: 'one', nodes: [{ id: 'a', type: 'pass' }] });
+    engine.db.checkpoint('TRUNCATE');
+    const before = fs.statSync(file).size;
+    engine.startWorker();
+    const ids = await engine.startMany('one', Array.from({ length: 300 }, (_, i) => ({ i, pad: 'x'.repeat(200) })));
+    const last = ids[ids.length - 1] ?? 0;
+    await new Promise<void>((resolve, reject) => {
+      const deadline = Date.now() + 10_000;
+      const poll = () => {
+        if (engine.isSettled(last) && fs.statSync(file).size > before + 64 * 1024) resolve();
+        else if (Date.now() > deadline) reject(new Error(`database file stayed at ${fs.statSync(file).size} bytes (was ${before})`));
+        else setTimeout(poll, 20);
+      };
+      poll();
+    });
+    expect(fs.statSync(file).size).toBeGreaterThan(before + 64 * 1024);
+    // Stopping the worker stops the thread: nothing is left to keep the process alive.
+    await engine.stopWorker();
+    const size = fs.statSync(file).size;
+    await engine.start('one', {});
+    await new Promise((r) => setTimeout(r, 100));
+    expect(fs.statSync(file).size).toBe(size);
   });
 });
