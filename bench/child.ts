@@ -68,7 +68,9 @@ export type Task =
       /** Experiments: the WAL auto-checkpoint threshold in pages (default: the engine's, 1000; 0 = off). */
       walAutocheckpoint?: number;
     }
-  | { kind: 'engine-prepare'; file: string; workflow: keyof typeof WORKFLOWS; n: number };
+  | { kind: 'engine-prepare'; file: string; workflow: keyof typeof WORKFLOWS; n: number }
+  /** The Designer in Chromium opening a 500-node workflow `opens` times (bench/designer.ts). */
+  | { kind: 'designer-open'; opens: number };
 
 /** Runs `task`; returns its result (JSON-serialisable). */
 export async function runTask(task: Task): Promise<unknown> {
@@ -160,6 +162,11 @@ export async function runTask(task: Task): Promise<unknown> {
       engine.db.checkpoint('TRUNCATE');
       await engine.close();
       return { instances: task.n };
+    }
+    case 'designer-open': {
+      // Imported here: vite, Playwright and React Flow's build stay out of every other child's RSS.
+      const { designerOpen } = await import('./designer');
+      return designerOpen(task.opens);
     }
   }
 }

@@ -13,9 +13,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import type { Task } from './child';
+import type { DesignerOpen } from './designer';
 import type { EngineFootprint, EngineOpenLoop, EngineThroughput } from './engine-run';
 import type { RawFootprint, RawOpenLoop, RawThroughput, Sync } from './raw';
-import { Latency, nowMs, removeDb, type LatencySummary } from './stats';
+import { Latency, nowMs, removeDb, sleep, type LatencySummary } from './stats';
 import { formatReport, type Report } from './report';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -39,6 +40,7 @@ const CONFIG = quick
       openMs: 2500,
       multiN: 2000,
       apiMs: 2500,
+      designerOpens: 3,
     }
   : {
       rawMs: 3000,
@@ -53,6 +55,7 @@ const CONFIG = quick
       openMs: 15_000,
       multiN: 20_000,
       apiMs: 20_000,
+      designerOpens: 5,
     };
 
 /** Runs of the throughput and several-process figures; the best of them is kept. */
@@ -70,7 +73,7 @@ interface ChildRun {
   stdout: string;
   write(line: string): void;
   exited: Promise<number | null>;
-  kill(): void;
+  kill(signal?: NodeJS.Signals): void;
 }
 
 /** Spawns `node --import tsx <script> ...args` from the repository root. */
@@ -83,7 +86,7 @@ function spawnNode(script: string, args: string[]): ChildRun {
     stdout: '',
     write: (line) => child.stdin.write(`${line}\n`),
     exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))),
-    kill: () => child.kill('SIGKILL'),
+    kill: (signal = 'SIGKILL') => child.kill(signal),
   };
   child.stdout.setEncoding('utf8').on('data', (d: string) => (run.stdout += d));
   child.stderr.setEncoding('utf8').on('data', (d: string) => process.stderr.write(d));
@@ -199,6 +202,9 @@ async function apiRoundTrips(file: string, sync: Sync, ms: number) {
     get: { h: new Latency(), body: () => ({ id: 1 + Math.floor(Math.random() * ids.max) }) },
   };
   const channel = { list: 'instance:list', filter: 'instance:list', get: 'instance:get' } as const;
+  // Warm-up, untimed: the first call of each kind compiles its code paths and prepares its
+  // statements (tens of ms once), which a monitor open for a while has long paid.
+  for (const k of ['list', 'filter', 'get'] as const) await call(channel[k], kinds[k].body());
   const t0 = nowMs();
   // One request at a time, 15 ms apart: a busy monitor, not a load test of the host.
   while (nowMs() - t0 < ms) {
@@ -216,6 +222,42 @@ async function apiRoundTrips(file: string, sync: Sync, ms: number) {
     get: kinds.get.h.summary(),
     engineTransitionsPerSec: r.transitionsPerSec,
   };
+}
+
+/** The designer task gives up after this long (it takes a few seconds), ms. */
+const DESIGNER_TIMEOUT_MS = 90_000;
+
+/** Opening a 500-node workflow in the Designer (Chromium); n/a with the reason, never a throw. */
+async function designerOpens(opens: number): Promise<DesignerOpen> {
+  const what = `designer: open a 500-node, 600-edge workflow ${opens} times (Chromium, browser host)`;
+  log(what);
+  const t: Task = { kind: 'designer-open', opens };
+  const run = spawnNode('bench/child.ts', [JSON.stringify(t)]);
+  // SIGTERM, not SIGKILL: Playwright closes its Chromium on it.
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    run.kill('SIGTERM');
+  }, DESIGNER_TIMEOUT_MS);
+  try {
+    const result = JSON.parse(await lineOf(run, 'BENCH_RESULT ', what)) as DesignerOpen;
+    // A failed start can leave the host listening in the child: give it a few seconds to exit.
+    for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
+      const done = await Promise.race([run.exited.then(() => true), sleep(5000).then(() => false)]);
+      if (done) break;
+      run.kill(signal);
+    }
+    return result;
+  } catch (err) {
+    const reason = timedOut
+      ? `no result within ${DESIGNER_TIMEOUT_MS / 1000} s`
+      : err instanceof Error
+        ? err.message
+        : String(err);
+    return { unavailable: `failed: ${reason}` };
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function machine() {
@@ -391,6 +433,7 @@ async function main(): Promise<void> {
   const apiFile = dbFile('api');
   copyDb(base, apiFile);
   const api = await apiRoundTrips(apiFile, 'FULL', CONFIG.apiMs);
+  const designer = await designerOpens(CONFIG.designerOpens);
 
   // 6. Several processes.
   const counts = [1, 2, 4];
@@ -447,6 +490,7 @@ async function main(): Promise<void> {
     engineLarge,
     engineSmall,
     api,
+    designer,
     multi,
   };
   const table = formatReport(report);
