@@ -27,8 +27,9 @@ export interface EdgeDecision {
 
 /** A node started by eager dispatch, for the worker to run once the transaction commits. */
 export interface EagerClaim {
-  /** Its schedule row, leased to the worker (version 1). */
+  /** Its schedule row, leased to the worker, and that row's version. */
   scheduleId: number;
+  version: number;
   instanceId: number;
   wf: CompiledWorkflow;
   nodeId: string;
@@ -77,6 +78,13 @@ export class StateMachine {
    */
   eager: EagerDispatch | undefined;
 
+  /**
+   * The schedule row of the claim whose outcome is being committed, already checked as this
+   * worker's and about to be deleted: eager dispatch of a node of the same instance takes it over
+   * ({@link resolveEdge}); the worker deletes it when nobody did.
+   */
+  spareRow: { id: number; version: number; instanceId: number } | undefined;
+
   /** Appends a history row and returns its id. `data` is JSON-encoded; omit it for none. */
   history(instanceId: number | null, nodeId: string | null, type: string, at: number, data?: unknown, attempt?: number, actor?: string): number {
     return Number(this.repo.history.run(
@@ -120,7 +128,7 @@ export class StateMachine {
         this.repo.insertRunningNodeState.run(id, n.id, n.retry.maxAttempts, now);
         const scheduleId = Number(this.repo.insertLeased.run(id, n.id, eager.leaseUntil, eager.owner, eager.leaseUntil, now).lastInsertRowid);
         eager.slots--;
-        eager.claims.push({ scheduleId, instanceId: id, wf, nodeId: n.id, attempt: 1, attemptLimit: n.retry.maxAttempts });
+        eager.claims.push({ scheduleId, version: 1, instanceId: id, wf, nodeId: n.id, attempt: 1, attemptLimit: n.retry.maxAttempts });
         started.push(n.id);
       } else {
         this.repo.insertNodeState.run(id, n.id, 'READY', n.retry.maxAttempts, 0);
@@ -156,9 +164,19 @@ export class StateMachine {
       return true;
     }
     if (r.status === 'RUNNING' && eager) {
-      const scheduleId = Number(this.repo.insertLeased.run(instanceId, to, eager.leaseUntil, eager.owner, eager.leaseUntil, now).lastInsertRowid);
+      let scheduleId: number;
+      let version = 1;
+      const spare = this.spareRow;
+      if (spare !== undefined && spare.instanceId === instanceId) {
+        this.repo.reuseLeased.run(to, eager.leaseUntil, eager.leaseUntil, now, spare.id);
+        this.spareRow = undefined;
+        scheduleId = spare.id;
+        version = spare.version + 1;
+      } else {
+        scheduleId = Number(this.repo.insertLeased.run(instanceId, to, eager.leaseUntil, eager.owner, eager.leaseUntil, now).lastInsertRowid);
+      }
       eager.slots--;
-      eager.claims.push({ scheduleId, instanceId, wf, nodeId: to, attempt: r.attempt, attemptLimit: r.attempt_limit });
+      eager.claims.push({ scheduleId, version, instanceId, wf, nodeId: to, attempt: r.attempt, attemptLimit: r.attempt_limit });
       this.events.push({ type: 'node.changed', instanceId, nodeId: to, status: 'RUNNING', attempt: r.attempt });
       return true;
     }

@@ -538,7 +538,7 @@ export class Worker {
         next_run_at: eager.leaseUntil,
         retry_count: 0,
         lease_owner: eager.owner,
-        version: 1,
+        version: e.version,
       };
       const state = runningState(e.instanceId, e.nodeId, e.attempt, e.attemptLimit, now);
       out.push(this.claimed(row, e.wf, e.instanceId, JSON.parse(inst.variables_json) as Record<string, unknown>, state, e.attempt, false, now));
@@ -735,8 +735,22 @@ export class Worker {
   private commit(o: Outcome, now: number): void {
     const { repo, sm } = this.deps;
     const row = o.c.row;
-    // One statement checks the claim and consumes it: nothing when the lease was lost or cancelled.
-    if (repo.deleteLeased.run(row.id, this.opts.owner, row.version).changes === 0) return;
+    // Nothing when the lease was lost or cancelled. The claim's row is consumed at the end, unless
+    // a node this outcome dispatches at once took it over (sm.spareRow).
+    if (repo.holdsLease.get(row.id, this.opts.owner, row.version) === undefined) return;
+    sm.spareRow = sm.eager ? { id: row.id, version: row.version, instanceId: row.instance_id } : undefined;
+    try {
+      this.commitHeld(o, now);
+    } finally {
+      if (sm.spareRow !== undefined || !sm.eager) repo.deleteSchedule.run(row.id);
+      sm.spareRow = undefined;
+    }
+  }
+
+  /** Commits an outcome whose claim this worker still holds (see {@link commit}). */
+  private commitHeld(o: Outcome, now: number): void {
+    const { repo, sm } = this.deps;
+    const row = o.c.row;
     const inst = repo.instance.get(row.instance_id);
     if (!inst || TERMINAL_STATUSES.has(inst.status)) return;
     const nodeId = row.node_id ?? '';

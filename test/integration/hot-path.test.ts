@@ -43,20 +43,22 @@ describe('eager dispatch', () => {
     const node = engine.db.raw.prepare<[number, string], { status: string; attempt: number; started_at: number | null }>(
       `SELECT status, attempt, started_at FROM node_state WHERE instance_id = ? AND node_id = ?`,
     );
-    // version 1: the row was created leased (a READY row claimed later would be at version 2).
-    const schedule = engine.db.raw.prepare<[number], { node_id: string; lease_owner: string | null; version: number }>(
-      `SELECT node_id, lease_owner, version FROM schedule WHERE instance_id = ? ORDER BY id`,
+    const schedule = engine.db.raw.prepare<[number], { id: number; node_id: string; lease_owner: string | null; version: number }>(
+      `SELECT id, node_id, lease_owner, version FROM schedule WHERE instance_id = ? ORDER BY id`,
     );
     // Turn 1 claims the entry node a.
     expect(await engine.tick()).toBe(1);
     expect(node.get(id, 'a')).toMatchObject({ status: 'RUNNING', attempt: 1 });
+    const [claimOfA] = schedule.all(id);
+    expect(claimOfA).toMatchObject({ node_id: 'a', lease_owner: engine.owner });
     await settle();
-    // Turn 2 commits a and, in the same transaction, starts b: never READY, already leased.
+    // Turn 2 commits a and, in the same transaction, starts b: never READY, already leased, in
+    // a's row taken over in place (one version later; a READY row claimed later would be a new row).
     expect(await engine.tick()).toBe(2);
     expect(node.get(id, 'a')?.status).toBe('COMPLETED');
     expect(node.get(id, 'b')).toMatchObject({ status: 'RUNNING', attempt: 1 });
     expect(node.get(id, 'b')?.started_at).not.toBeNull();
-    expect(schedule.all(id)).toEqual([{ node_id: 'b', lease_owner: engine.owner, version: 1 }]);
+    expect(schedule.all(id)).toEqual([{ id: claimOfA?.id, node_id: 'b', lease_owner: engine.owner, version: (claimOfA?.version ?? 0) + 1 }]);
     await settle();
     expect(await engine.tick()).toBe(2);
     await settle();

@@ -130,8 +130,16 @@ export function createRuntimeRepository(db: Database.Database) {
     deferClaim: prep<[string | null, number, number]>(
       `UPDATE schedule SET lease_owner = ?, lease_expires_at = NULL, next_run_at = ?, version = version + 1 WHERE id = ?`,
     ),
-    /** Deletes a claimed row only while this owner still holds that claim (changes = 0: the lease was lost). */
-    deleteLeased: prep<[number, string, number]>(`DELETE FROM schedule WHERE id = ? AND lease_owner = ? AND version = ?`),
+    /** Whether this owner still holds that claim (a read: the row may be reused by the outcome). */
+    holdsLease: prep<[number, string, number], { id: number }>(`SELECT id FROM schedule WHERE id = ? AND lease_owner = ? AND version = ?`),
+    /**
+     * Reuses a consumed claim's row for a node dispatched at once (same instance): updated in
+     * place instead of a DELETE and an INSERT, so the row and its instance index entry stay put.
+     */
+    reuseLeased: prep<[string, number, number, number, number]>(
+      `UPDATE schedule SET node_id = ?, kind = 'run', next_run_at = ?, lease_expires_at = ?, retry_count = 0,
+              version = version + 1, created_at = ? WHERE id = ?`,
+    ),
     deleteInstanceSchedule: prep<[number]>(`DELETE FROM schedule WHERE instance_id = ?`),
     deleteUnleasedInstanceSchedule: prep<[number]>(
       `DELETE FROM schedule WHERE instance_id = ? AND lease_owner IS NULL AND kind IN ('run', 'timer', 'timeout')`,
