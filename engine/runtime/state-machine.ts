@@ -12,7 +12,7 @@
  *            open → CANCELLED (cancel, or the instance failed before it started)
  */
 import type { SerializedError } from '../errors';
-import type { RuntimeRepository, InstanceRow, NodeStateRow } from '../db/repositories/runtime-repository';
+import type { RuntimeRepository, InstanceHead, InstanceRow, NodeStateRow } from '../db/repositories/runtime-repository';
 import { INPUT_AS_VARIABLES, TERMINAL_STATUSES } from '../db/repositories/runtime-repository';
 import type { CompiledWorkflow } from './compiled';
 import type { EngineEvent } from './events';
@@ -196,7 +196,7 @@ export class StateMachine {
    * edges by `decisions` (its error edges are resolved as not taken).
    */
   completeNode(
-    inst: InstanceRow,
+    inst: InstanceHead,
     wf: CompiledWorkflow,
     nodeId: string,
     output: unknown,
@@ -242,7 +242,7 @@ export class StateMachine {
    * attempt started) gives history its `durationMs`, as for a completion: the monitor's Gantt
    * draws a bar per attempt from it.
    */
-  retryNode(inst: InstanceRow, nodeId: string, error: SerializedError, attempt: number, runAt: number, now: number, startedAt?: number): void {
+  retryNode(inst: InstanceHead, nodeId: string, error: SerializedError, attempt: number, runAt: number, now: number, startedAt?: number): void {
     this.repo.waitNode.run('RETRYING', JSON.stringify({ kind: 'retry', until: runAt }), JSON.stringify(error), inst.id, nodeId);
     this.repo.insertSchedule.run(inst.id, nodeId, 'run', runAt, attempt, now);
     this.history(inst.id, nodeId, 'node.failed', now, { error, willRetry: true, nextAttemptAt: runAt, ...(startedAt === undefined ? {} : { durationMs: now - startedAt }) }, attempt);
@@ -255,7 +255,7 @@ export class StateMachine {
    * takes its error edges if any was taken, else suspends the instance (onFailure=suspend) or
    * fails it (compensating first). `startedAt`: as for {@link retryNode}.
    */
-  failNode(inst: InstanceRow, wf: CompiledWorkflow, nodeId: string, error: SerializedError, attempt: number, errorDecisions: EdgeDecision[], now: number, startedAt?: number): void {
+  failNode(inst: InstanceHead, wf: CompiledWorkflow, nodeId: string, error: SerializedError, attempt: number, errorDecisions: EdgeDecision[], now: number, startedAt?: number): void {
     this.repo.failNode.run('FAILED', JSON.stringify(error), now, inst.id, nodeId);
     this.history(inst.id, nodeId, 'node.failed', now, { error, willRetry: false, ...(startedAt === undefined ? {} : { durationMs: now - startedAt }) }, attempt);
     this.events.push({ type: 'node.changed', instanceId: inst.id, nodeId, status: 'FAILED', attempt });
@@ -396,7 +396,7 @@ export class StateMachine {
   }
 
   /** Parks a node WAITING (timer or approval) with its schedule row. */
-  waitNode(inst: InstanceRow, nodeId: string, wait: { kind: 'timer'; until: number; output?: unknown } | { kind: 'approval'; prompt?: string; timeoutAt?: number }, attempt: number, now: number): void {
+  waitNode(inst: InstanceHead, nodeId: string, wait: { kind: 'timer'; until: number; output?: unknown } | { kind: 'approval'; prompt?: string; timeoutAt?: number }, attempt: number, now: number): void {
     this.repo.waitNode.run('WAITING', JSON.stringify(wait), null, inst.id, nodeId);
     if (wait.kind === 'timer') {
       this.repo.insertSchedule.run(inst.id, nodeId, 'timer', wait.until, 0, now);
@@ -419,7 +419,7 @@ export class StateMachine {
    * has not changed since (only the status is read): every transition settles, and reading the
    * row again was one of its most frequent statements (bench/profile.ts).
    */
-  settle(instanceId: number, now: number, current?: InstanceRow): void {
+  settle(instanceId: number, now: number, current?: InstanceHead): void {
     const inst = current ?? this.repo.instance.get(instanceId);
     if (!inst || TERMINAL_STATUSES.has(inst.status) || inst.status === 'COMPENSATING' || inst.status === 'SUSPENDED') return;
     const counts = this.repo.openCounts.get(instanceId);

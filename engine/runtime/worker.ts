@@ -751,7 +751,7 @@ export class Worker {
   private commitHeld(o: Outcome, now: number): void {
     const { repo, sm } = this.deps;
     const row = o.c.row;
-    const inst = repo.instance.get(row.instance_id);
+    const inst = repo.instanceHead.get(row.instance_id);
     if (!inst || TERMINAL_STATUSES.has(inst.status)) return;
     const nodeId = row.node_id ?? '';
     const wf = o.c.wf;

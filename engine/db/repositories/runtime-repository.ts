@@ -77,6 +77,9 @@ export interface InstanceRow {
   started_at: number | null;
 }
 
+/** What a transition needs of its instance: the id and the status (no variables). */
+export type InstanceHead = Pick<InstanceRow, 'id' | 'status'>;
+
 /** A `node_state` row. */
 export interface NodeStateRow {
   instance_id: number;
@@ -156,6 +159,8 @@ export function createRuntimeRepository(db: Database.Database) {
          FROM instance WHERE id = ?`,
     ),
     /** A new instance: PENDING, or RUNNING (started_at set) when eager dispatch started an entry node. */
+    /** The instance's id and status (an outcome's commit reads no more: variables are merged by their own read). */
+    instanceHead: prep<[number], InstanceHead>(`SELECT id, status FROM instance WHERE id = ?`),
     insertInstance: prep<[number, string, string, string, number, number | null, number, number | null, string | null]>(
       `INSERT INTO instance (workflow_id, status, variables_json, input_json, created_at, started_at, updated_at, deadline_at, business_key)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
