@@ -304,7 +304,6 @@ export class Worker {
     const jumped = this.checkClock(now);
     const outcomes = this.outcomes;
     this.outcomes = [];
-    const capacity = this.claiming ? this.opts.concurrency - this.inflight.size : 0;
     // After a clock jump every running handler beats: its last beat may lie in the new "future",
     // and a lease left to expire would let this or another worker run the step a second time.
     const beats = [...this.inflight.entries()].filter(([, f]) => jumped !== undefined || now - f.beatAt >= this.opts.leaseMs / 3);
@@ -315,6 +314,9 @@ export class Worker {
     // a bad outcome is isolated and the others still commit.
     const turn = (isolated: boolean) => () => {
       sm.events = [];
+      // Free slots counted inside the transaction: a start dispatched at once by the API while
+      // this turn waited for the write lock has taken its slot by now.
+      const capacity = this.claiming ? this.opts.concurrency - this.inflight.size : 0;
       if (jumped) this.recordJump(jumped.from, now);
       // Nodes the outcomes make ready start at once while slots are free (eager dispatch): no
       // READY row to claim in a later statement, no second read of the node.

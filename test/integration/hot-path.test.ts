@@ -220,3 +220,45 @@ describe('WAL checkpoints on their own thread while the worker runs', () => {
     expect(fs.statSync(file).size).toBe(size);
   });
 });
+
+describe('eager dispatch respects the concurrency limit', () => {
+  let ctx: ReturnType<typeof tempEngine>;
+  afterEach(async () => ctx.close());
+
+  it('never runs more handlers at once than `concurrency`, however instances arrive', async () => {
+    let running = 0;
+    let most = 0;
+    const slow: NodeType<Record<string, never>> = {
+      type: 'slow-count',
+      title: 'Slow',
+      description: 'Counts handlers running at once (tests)',
+      icon: 'clock',
+      group: 'Test',
+      configSchema: z.strictObject({}),
+      execute: async () => {
+        running++;
+        most = Math.max(most, running);
+        await new Promise((r) => setTimeout(r, 5));
+        running--;
+        return { output: null };
+      },
+    };
+    ctx = tempEngine({ concurrency: 3, registry: createDefaultRegistry().register(slow) });
+    const { engine } = ctx;
+    await engine.deploy({
+      name: 'two-slow',
+      nodes: [{ id: 'a', type: 'slow-count' }, { id: 'b', type: 'slow-count' }, { id: 'c', type: 'slow-count' }],
+      edges: [{ from: 'a', to: 'c' }, { from: 'b', to: 'c' }],
+    });
+    engine.startWorker();
+    const ids: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      ids.push(await engine.start('two-slow', {}));
+      ids.push(...(await engine.startMany('two-slow', [{}, {}])));
+    }
+    await engine.runUntil(() => ids.every((id) => engine.isSettled(id)), 20_000);
+    expect(ids.map((id) => engine.getInstance(id).status)).toEqual(ids.map(() => 'COMPLETED'));
+    expect(most).toBeGreaterThan(1);
+    expect(most).toBeLessThanOrEqual(3);
+  });
+});
