@@ -41,9 +41,18 @@ db.pragma('busy_timeout = 0');
 // A checkpoint copies frames from the WAL to the file: it needs no page cache of its own.
 db.pragma('cache_size = -256');
 let timer;
+let delay = workerData.intervalMs;
+let last = -1;
 function run() {
-  try { db.pragma('wal_checkpoint(PASSIVE)'); } catch (err) { /* busy or closing: the next round tries again */ }
-  timer = setTimeout(run, workerData.intervalMs);
+  let idle = false;
+  try {
+    const r = db.pragma('wal_checkpoint(PASSIVE)')[0];
+    // Nothing written since the last round: back off (up to 25 intervals), at once back on a write.
+    idle = r !== undefined && r.log === last && r.checkpointed === r.log;
+    last = r === undefined ? -1 : r.log;
+  } catch (err) { /* busy or closing: the next round tries again */ }
+  delay = idle ? Math.min(delay * 2, workerData.intervalMs * 25) : workerData.intervalMs;
+  timer = setTimeout(run, delay);
 }
 parentPort.on('message', () => {
   clearTimeout(timer);

@@ -386,14 +386,21 @@ export class Engine {
     if (Buffer.byteLength(json) > this.opts.maxResultBytes) {
       throw new EngineError('INVALID_VARIABLES', `variables are ${Buffer.byteLength(json)} bytes, above the limit of ${this.opts.maxResultBytes}`);
     }
-    const now = this.clock.now();
-    let launch = () => undefined as void;
-    const id = await this.commit(() => {
-      const [created, dispatched] = this.worker.withEager(now, () => this.sm.createInstance(wf, json, now, options.businessKey ?? null, options.actor));
-      launch = dispatched;
-      return created;
-    });
-    launch();
+    let dispatched: { launch: () => void; abandon: () => void } | undefined;
+    let id: number;
+    try {
+      id = await this.commit(() => {
+        // The clock is read inside the transaction, after any wait for the write lock.
+        const now = this.clock.now();
+        const d = this.worker.withEager(() => this.sm.createInstance(wf, json, now, options.businessKey ?? null, options.actor));
+        dispatched = d;
+        return d.result;
+      });
+    } catch (err) {
+      dispatched?.abandon();
+      throw err;
+    }
+    dispatched?.launch();
     this.worker.wake();
     return id;
   }
@@ -407,16 +414,20 @@ export class Engine {
     const row = this.workflowRow(name, options.version);
     const wf = this.workflowById(row.id);
     for (const v of variablesList) checkVariables(wf.def, v);
-    const now = this.clock.now();
-    let launch = () => undefined as void;
-    const ids = await this.commit(() => {
-      const [created, dispatched] = this.worker.withEager(now, () =>
-        variablesList.map((v) => this.sm.createInstance(wf, JSON.stringify(v), now, options.businessKey ?? null, options.actor)),
-      );
-      launch = dispatched;
-      return created;
-    });
-    launch();
+    let dispatched: { launch: () => void; abandon: () => void } | undefined;
+    let ids: number[];
+    try {
+      ids = await this.commit(() => {
+        const now = this.clock.now();
+        const d = this.worker.withEager(() => variablesList.map((v) => this.sm.createInstance(wf, JSON.stringify(v), now, options.businessKey ?? null, options.actor)));
+        dispatched = d;
+        return d.result;
+      });
+    } catch (err) {
+      dispatched?.abandon();
+      throw err;
+    }
+    dispatched?.launch();
     this.worker.wake();
     return ids;
   }

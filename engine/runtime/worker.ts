@@ -145,6 +145,8 @@ export async function decideEdges(edges: readonly CompiledEdge[], scope: Express
  */
 export class Worker {
   /** Running executions by schedule row id; `controller` is undefined for instant types (nothing to abort). */
+  /** Claims committed (or being committed) in this process and not launched yet; they hold slots. */
+  private reserved = 0;
   private readonly inflight = new Map<number, { c: Claimed; controller: AbortController | undefined; beatAt: number }>();
   private outcomes: Outcome[] = [];
   private running = false;
@@ -233,10 +235,12 @@ export class Worker {
    * instance's entry nodes as it is created). Returns `fn`'s result and a function that launches
    * what was dispatched; call it after the transaction committed, never when it rolled back.
    */
-  withEager<T>(now: number, fn: () => T): [T, () => void] {
+  withEager<T>(fn: () => T): { result: T; launch: () => void; abandon: () => void } {
     const { sm } = this.deps;
-    const slots = this.running && this.claiming ? this.opts.concurrency - this.inflight.size : 0;
-    if (slots <= 0) return [fn(), () => undefined];
+    const slots = this.running && this.claiming ? this.freeSlots() : 0;
+    if (slots <= 0) return { result: fn(), launch: () => undefined, abandon: () => undefined };
+    // Read inside the caller's transaction, after any wait for the write lock.
+    const now = this.deps.clock.now();
     const eager: EagerDispatch = { owner: this.opts.owner, leaseUntil: now + this.opts.leaseMs, slots, claims: [] };
     sm.eager = eager;
     let result: T;
@@ -246,9 +250,23 @@ export class Worker {
       sm.eager = undefined;
     }
     const claimed = this.takeEager(eager, now);
-    return [result, () => {
-      for (const c of claimed) this.launch(c);
-    }];
+    // Their slots are held from now on: concurrent starts committing before this one launches
+    // must not count them free.
+    this.reserved += claimed.length;
+    let settled = false;
+    return {
+      result,
+      launch: () => {
+        if (settled) return;
+        settled = true;
+        for (const c of claimed) this.launch(c);
+      },
+      abandon: () => {
+        if (settled) return;
+        settled = true;
+        this.reserved -= claimed.length;
+      },
+    };
   }
 
   /** Aborts running handlers of an instance (cancel, deadline) in this process. */
@@ -300,23 +318,29 @@ export class Worker {
    */
   async tick(): Promise<number> {
     const { db, sm, clock, events } = this.deps;
-    const now = clock.now();
-    const jumped = this.checkClock(now);
+    const before = clock.now();
+    const jumped = this.checkClock(before);
     const outcomes = this.outcomes;
     this.outcomes = [];
     // After a clock jump every running handler beats: its last beat may lie in the new "future",
     // and a lease left to expire would let this or another worker run the step a second time.
-    const beats = [...this.inflight.entries()].filter(([, f]) => jumped !== undefined || now - f.beatAt >= this.opts.leaseMs / 3);
+    const beats = [...this.inflight.entries()].filter(([, f]) => jumped !== undefined || before - f.beatAt >= this.opts.leaseMs / 3);
     let claimed: Claimed[] = [];
     let emitted: typeof sm.events = [];
+    let aborts: number[] = [];
+    let reserved = 0;
     // Outcomes commit without a savepoint each (a savepoint per outcome was ~10% of a
     // transition); when one throws, the whole turn rolls back and runs again with savepoints, so
     // a bad outcome is isolated and the others still commit.
     const turn = (isolated: boolean) => () => {
+      // Read inside the transaction: a turn that waited for the write lock must not date its
+      // commits and leases from before the wait (a lease already expired would let another
+      // worker run the same step).
+      const now = Math.max(before, clock.now());
       sm.events = [];
-      // Free slots counted inside the transaction: a start dispatched at once by the API while
-      // this turn waited for the write lock has taken its slot by now.
-      const capacity = this.claiming ? this.opts.concurrency - this.inflight.size : 0;
+      // Free slots, counted inside the transaction: claims committed but not launched yet (a
+      // start dispatched at once by the API) hold theirs.
+      const capacity = this.claiming ? this.freeSlots() : 0;
       if (jumped) this.recordJump(jumped.from, now);
       // Nodes the outcomes make ready start at once while slots are free (eager dispatch): no
       // READY row to claim in a later statement, no second read of the node.
@@ -341,24 +365,47 @@ export class Worker {
         if (r.changes === 0) f.controller?.abort(new EngineError('LEASE_LOST', 'the lease was lost (cancelled or taken over)'));
         else f.beatAt = now;
       }
-      claimed = eager ? this.takeEager(eager, now) : [];
-      const left = capacity - claimed.length;
-      if (left > 0) claimed = claimed.concat(this.claim(left, now));
+      // Due rows first (a passed deadline among them fails its instance), then the nodes started
+      // at once: one whose instance a deadline just failed is taken back before it ever runs.
+      const left = capacity - (eager?.claims.length ?? 0);
+      const abortsOfTurn: number[] = [];
+      const polled = left > 0 ? this.claim(left, now, abortsOfTurn) : [];
+      claimed = (eager ? this.takeEager(eager, now) : []).concat(polled);
+      aborts = abortsOfTurn;
       emitted = sm.events;
       sm.events = [];
+      reserved = claimed.length;
+      this.reserved += reserved;
+    };
+    const write = async (isolated: boolean): Promise<void> => {
+      try {
+        await db.write(turn(isolated));
+      } catch (err) {
+        // The transaction rolled back (or never committed): its claims do not exist.
+        this.reserved -= reserved;
+        reserved = 0;
+        throw err;
+      }
     };
     try {
-      await db.write(turn(false));
+      await write(false);
     } catch (err) {
       if (!(err instanceof IsolateOutcomes)) throw err;
-      await db.write(turn(true));
+      await write(true);
     }
     events.emit(emitted);
     if (this.deps.faults.armed) {
       for (const o of outcomes) this.deps.faults.hit('committed', { instanceId: o.c.row.instance_id, nodeId: o.c.row.node_id, attempt: o.c.attempt });
     }
     for (const c of claimed) this.launch(c);
+    // Aborts of this turn (a deadline) reach handlers launched in it too.
+    for (const id of aborts) this.abortInstance(id, new EngineError('DEADLINE_EXCEEDED', 'instance deadline passed'));
     return outcomes.length + claimed.length;
+  }
+
+  /** Handler slots free: the concurrency less what runs and what was claimed but not launched yet. */
+  private freeSlots(): number {
+    return this.opts.concurrency - this.inflight.size - this.reserved;
   }
 
   private checkClock(now: number): { from: number } | undefined {
@@ -396,7 +443,7 @@ export class Worker {
   }
 
   /** Claims up to `limit` due rows (inside the turn's transaction). */
-  private claim(limit: number, now: number): Claimed[] {
+  private claim(limit: number, now: number, aborts: number[]): Claimed[] {
     const { repo, sm } = this.deps;
     const out: Claimed[] = [];
     const rows = repo.dueRows.all(now, limit);
@@ -424,7 +471,8 @@ export class Worker {
         repo.deleteSchedule.run(row.id);
         const err = new EngineError('DEADLINE_EXCEEDED', `instance ${inst.id} passed its deadline`).toJSON();
         sm.failInstance(inst.id, err, 'FAILED', now);
-        this.abortInstance(inst.id, new EngineError('DEADLINE_EXCEEDED', 'instance deadline passed'));
+        // Aborted after the commit, when this turn's claims of the instance are launched too.
+        aborts.push(inst.id);
         continue;
       }
       const nodeId = row.node_id ?? '';
@@ -548,7 +596,9 @@ export class Worker {
     return out;
   }
 
+  /** Starts a claim committed in this process; it held a reserved slot until now. */
   private launch(c: Claimed): void {
+    this.reserved--;
     // An instant type's handler settles without waiting on anything (no I/O, no timer): there is
     // nothing to abort, and an AbortController per step was a measurable share of a transition.
     const instant = c.row.kind === 'run' && c.node?.type.instant === true && c.node.def.timeoutMs === undefined;
