@@ -144,9 +144,9 @@ export async function decideEdges(edges: readonly CompiledEdge[], scope: Express
  * (tests and `runUntil` drive it directly).
  */
 export class Worker {
-  /** Running executions by schedule row id; `controller` is undefined for instant types (nothing to abort). */
   /** Claims committed (or being committed) in this process and not launched yet; they hold slots. */
   private reserved = 0;
+  /** Running executions by schedule row id; `controller` is undefined for instant types (nothing to abort). */
   private readonly inflight = new Map<number, { c: Claimed; controller: AbortController | undefined; beatAt: number }>();
   private outcomes: Outcome[] = [];
   private running = false;
