@@ -232,8 +232,10 @@ export class Worker {
   /**
    * Runs `fn` inside a caller's write transaction with eager dispatch offered (while the loop
    * runs and slots are free): nodes `fn` makes ready start at once, leased to this worker (an
-   * instance's entry nodes as it is created). Returns `fn`'s result and a function that launches
-   * what was dispatched; call it after the transaction committed, never when it rolled back.
+   * instance's entry nodes as it is created). Returns `fn`'s result, `launch` (call it once the
+   * transaction committed: it runs what was dispatched) and `abandon` (call it when the
+   * transaction failed: it frees the slots the dispatch held). The clock for the leases is read
+   * here, inside the transaction, after any wait for the write lock.
    */
   withEager<T>(fn: () => T): { result: T; launch: () => void; abandon: () => void } {
     const { sm } = this.deps;
