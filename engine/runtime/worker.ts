@@ -112,6 +112,9 @@ class IsolateOutcomes extends Error {
   }
 }
 
+/** Passed deadlines a loop turn fails at most (more wait for the next turn). */
+const DEADLINES_PER_TURN = 64;
+
 /** The signal an instant type's handler gets: it never aborts (the handler settles at once). */
 const NEVER_ABORTED: AbortSignal = new AbortController().signal;
 
@@ -201,9 +204,10 @@ export class Worker {
     this.stopping++;
     this.claiming = false;
     const deadline = Date.now() + graceMs;
-    while (this.inflight.size > 0 && Date.now() < deadline) {
+    // Claims committed but not launched yet (a start dispatched at once) are waited for too.
+    while ((this.inflight.size > 0 || this.reserved > 0) && Date.now() < deadline) {
       await this.tick();
-      if (this.inflight.size > 0) await this.sleep(20);
+      if (this.inflight.size > 0 || this.reserved > 0) await this.sleep(20);
     }
     await this.tick();
     this.running = false;
@@ -344,9 +348,20 @@ export class Worker {
       // start dispatched at once by the API) hold theirs.
       const capacity = this.claiming ? this.freeSlots() : 0;
       if (jumped) this.recordJump(jumped.from, now);
+      const abortsOfTurn: number[] = [];
+      // Passed deadlines first, whatever the slots: they run no handler, and the outcomes and
+      // starts of this turn then see their instances failing.
+      if (this.claiming) for (const d of this.deps.repo.dueDeadlines.all(now, DEADLINES_PER_TURN)) this.fireDeadline(d, now, abortsOfTurn);
       // Nodes the outcomes make ready start at once while slots are free (eager dispatch): no
-      // READY row to claim in a later statement, no second read of the node.
-      const eager: EagerDispatch | undefined = capacity > 0 && outcomes.length > 0 ? { owner: this.opts.owner, leaseUntil: now + this.opts.leaseMs, slots: capacity, claims: [] } : undefined;
+      // READY row to claim in a later statement, no second read of the node. While rows are due
+      // (new instances, timers, retries), at least half the slots are kept for them, so running
+      // chains cannot starve them.
+      let eagerSlots = 0;
+      if (capacity > 0 && outcomes.length > 0) {
+        const waiting = this.deps.repo.dueCount.get(now, capacity)?.n ?? 0;
+        eagerSlots = capacity - Math.min(waiting, Math.ceil(capacity / 2));
+      }
+      const eager: EagerDispatch | undefined = eagerSlots > 0 ? { owner: this.opts.owner, leaseUntil: now + this.opts.leaseMs, slots: eagerSlots, claims: [] } : undefined;
       sm.eager = eager;
       try {
         if (isolated) for (const o of outcomes) this.commitSafely(o, now);
@@ -370,7 +385,6 @@ export class Worker {
       // Due rows first (a passed deadline among them fails its instance), then the nodes started
       // at once: one whose instance a deadline just failed is taken back before it ever runs.
       const left = capacity - (eager?.claims.length ?? 0);
-      const abortsOfTurn: number[] = [];
       const polled = left > 0 ? this.claim(left, now, abortsOfTurn) : [];
       claimed = (eager ? this.takeEager(eager, now) : []).concat(polled);
       aborts = abortsOfTurn;
@@ -395,13 +409,17 @@ export class Worker {
       if (!(err instanceof IsolateOutcomes)) throw err;
       await write(true);
     }
-    events.emit(emitted);
-    if (this.deps.faults.armed) {
-      for (const o of outcomes) this.deps.faults.hit('committed', { instanceId: o.c.row.instance_id, nodeId: o.c.row.node_id, attempt: o.c.attempt });
+    try {
+      events.emit(emitted);
+      if (this.deps.faults.armed) {
+        for (const o of outcomes) this.deps.faults.hit('committed', { instanceId: o.c.row.instance_id, nodeId: o.c.row.node_id, attempt: o.c.attempt });
+      }
+    } finally {
+      // Committed claims are launched whatever a listener or a fault point threw: they hold slots.
+      for (const c of claimed) this.launch(c);
+      // Aborts of this turn (a deadline) reach handlers launched in it too.
+      for (const id of aborts) this.abortInstance(id, new EngineError('DEADLINE_EXCEEDED', 'instance deadline passed'));
     }
-    for (const c of claimed) this.launch(c);
-    // Aborts of this turn (a deadline) reach handlers launched in it too.
-    for (const id of aborts) this.abortInstance(id, new EngineError('DEADLINE_EXCEEDED', 'instance deadline passed'));
     return outcomes.length + claimed.length;
   }
 
@@ -444,6 +462,23 @@ export class Worker {
     }
   }
 
+  /** Takes a passed deadline row (unless another worker did) and fails its live instance. */
+  private fireDeadline(row: ScheduleRow, now: number, aborts: number[]): void {
+    const { repo } = this.deps;
+    if (repo.takeRow.run(row.id, row.version).changes === 0) return;
+    const inst = repo.instanceHead.get(row.instance_id);
+    if (!inst || TERMINAL_STATUSES.has(inst.status)) return;
+    this.failOnDeadline(inst.id, now, aborts);
+  }
+
+  /** Fails an instance whose deadline passed; its running handlers are aborted after the commit. */
+  private failOnDeadline(instanceId: number, now: number, aborts: number[]): void {
+    const err = new EngineError('DEADLINE_EXCEEDED', `instance ${instanceId} passed its deadline`).toJSON();
+    this.deps.sm.failInstance(instanceId, err, 'FAILED', now);
+    // Aborted after the commit, when this turn's claims of the instance are launched too.
+    aborts.push(instanceId);
+  }
+
   /** Claims up to `limit` due rows (inside the turn's transaction). */
   private claim(limit: number, now: number, aborts: number[]): Claimed[] {
     const { repo, sm } = this.deps;
@@ -471,10 +506,7 @@ export class Worker {
       }
       if (row.kind === 'deadline') {
         repo.deleteSchedule.run(row.id);
-        const err = new EngineError('DEADLINE_EXCEEDED', `instance ${inst.id} passed its deadline`).toJSON();
-        sm.failInstance(inst.id, err, 'FAILED', now);
-        // Aborted after the commit, when this turn's claims of the instance are launched too.
-        aborts.push(inst.id);
+        this.failOnDeadline(inst.id, now, aborts);
         continue;
       }
       const nodeId = row.node_id ?? '';

@@ -121,6 +121,17 @@ export function createRuntimeRepository(db: Database.Database) {
       `SELECT id, instance_id, node_id, kind, next_run_at, retry_count, lease_owner, version
          FROM schedule WHERE next_run_at <= ? ORDER BY next_run_at LIMIT ?`,
     ),
+    /** How many rows are due (expired leases included), counted up to a limit. */
+    dueCount: prep<[number, number], { n: number }>(
+      `SELECT count(*) AS n FROM (SELECT 1 FROM schedule WHERE next_run_at <= ? LIMIT ?)`,
+    ),
+    /** Passed deadlines (partial index schedule_deadline), oldest first. */
+    dueDeadlines: prep<[number, number], ScheduleRow>(
+      `SELECT id, instance_id, node_id, kind, next_run_at, retry_count, lease_owner, version
+         FROM schedule WHERE kind = 'deadline' AND next_run_at <= ? ORDER BY next_run_at LIMIT ?`,
+    ),
+    /** Takes a row for good: deletes it while nobody else changed it (changes = 0: another worker had it). */
+    takeRow: prep<[number, number]>(`DELETE FROM schedule WHERE id = ? AND version = ?`),
     lease: prep<[string, number, number, number, number]>(
       `UPDATE schedule SET lease_owner = ?, next_run_at = ?, lease_expires_at = ?, version = version + 1
         WHERE id = ? AND version = ?`,
