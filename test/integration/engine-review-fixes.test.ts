@@ -207,12 +207,13 @@ describe('read-only database files', () => {
   function probeAsUser(dir: string, file: string, id: number): Record<string, unknown> {
     const asRoot = process.getuid?.() === 0;
     // The probe's user must traverse to the repository (a clone inside `mktemp -d` sits in a 0700
-    // directory) and to the data directory: grant search (x) on the ancestors that lack it for
-    // the duration of the probe only, and put every mode back.
+    // directory, and a clone made *as* `mktemp -d` is one) and to the data directory: grant search
+    // (x) on them and their ancestors that lack it for the duration of the probe only, and put
+    // every mode back.
     const opened: { dir: string; mode: number }[] = [];
     if (asRoot) {
       for (const start of [REPO, dir]) {
-        for (let d = path.dirname(start); ; d = path.dirname(d)) {
+        for (let d = start; ; d = path.dirname(d)) {
           const mode = fs.statSync(d).mode;
           if ((mode & 0o001) === 0 && !opened.some((o) => o.dir === d)) {
             opened.push({ dir: d, mode });
