@@ -3,8 +3,9 @@
  *
  * Pragmas follow SQLite's WAL guidance (https://sqlite.org/wal.html, https://sqlite.org/pragma.html):
  * WAL journal, foreign keys on, a busy timeout, synchronous=FULL by default (NORMAL is selectable:
- * it may lose the last transactions on power loss, never corrupt the file), and a tunable
- * wal_autocheckpoint.
+ * it may lose the last transactions on power loss, never corrupt the file), a tunable
+ * wal_autocheckpoint, and journal_size_limit = {@link WAL_SIZE_LIMIT_BYTES}: a WAL that grew past it
+ * (a reader holding old frames kept checkpoints from resetting it) is truncated back when it resets.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -100,6 +101,9 @@ export function busyBackoffMs(n: number, random = Math.random): number {
  * steps ran twice). Short waits with async, jittered backoff in between keep every loop turning.
  */
 export const WRITE_LOCK_WAIT_MS = 50;
+
+/** Size the WAL file is truncated back to when it resets, bytes (64 MiB; SQLite's default keeps it as large as it grew). */
+export const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -234,6 +238,7 @@ export function openDatabase(file: string, options: OpenOptions = {}): RunnelDb 
     raw.pragma('foreign_keys = ON');
     raw.pragma(`wal_autocheckpoint = ${Math.max(0, Math.floor(options.walAutocheckpoint ?? 1000))}`);
     raw.pragma('temp_store = MEMORY');
+    if (!readonly) raw.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
     if (readonly) checkReadableSchema(raw, resolved);
     else if (options.migrate !== false) migrate(raw);
   } catch (err) {

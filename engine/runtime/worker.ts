@@ -12,7 +12,7 @@ import { EngineError, serializeError, type SerializedError } from '../errors';
 import { backoffDelayMs } from '../dsl/schema';
 import { applyInput, applyOutput, evaluateWhen, renderTemplates, type ExpressionScope } from '../dsl/expressions';
 import type { RunnelDb } from '../db/open-database';
-import type { NodeStateRow, RuntimeRepository, ScheduleRow } from '../db/repositories/runtime-repository';
+import type { InstanceHead, NodeStateRow, RuntimeRepository, ScheduleRow } from '../db/repositories/runtime-repository';
 import { TERMINAL_STATUSES } from '../db/repositories/runtime-repository';
 import type { NodeResult } from '../nodes/types';
 import type { CompiledNode, CompiledWorkflow, CompiledEdge } from './compiled';
@@ -147,6 +147,8 @@ export async function decideEdges(edges: readonly CompiledEdge[], scope: Express
  * (tests and `runUntil` drive it directly).
  */
 export class Worker {
+  /** Instances failed by a deadline in the turn under way: their handlers are aborted after its commit. */
+  private turnAborts: number[] = [];
   /** Claims committed (or being committed) in this process and not launched yet; they hold slots. */
   private reserved = 0;
   /** Running executions by schedule row id; `controller` is undefined for instant types (nothing to abort). */
@@ -349,9 +351,10 @@ export class Worker {
       const capacity = this.claiming ? this.freeSlots() : 0;
       if (jumped) this.recordJump(jumped.from, now);
       const abortsOfTurn: number[] = [];
+      this.turnAborts = abortsOfTurn;
       // Passed deadlines first, whatever the slots: they run no handler, and the outcomes and
       // starts of this turn then see their instances failing.
-      if (this.claiming) for (const d of this.deps.repo.dueDeadlines.all(now, DEADLINES_PER_TURN)) this.fireDeadline(d, now, abortsOfTurn);
+      if (this.claiming) for (const d of this.deps.repo.dueDeadlines.all(now, DEADLINES_PER_TURN)) this.fireDeadline(d, now);
       // Nodes the outcomes make ready start at once while slots are free (eager dispatch): no
       // READY row to claim in a later statement, no second read of the node. While rows are due
       // (new instances, timers, retries), at least half the slots are kept for them, so running
@@ -385,7 +388,7 @@ export class Worker {
       // Due rows first (a passed deadline among them fails its instance), then the nodes started
       // at once: one whose instance a deadline just failed is taken back before it ever runs.
       const left = capacity - (eager?.claims.length ?? 0);
-      const polled = left > 0 ? this.claim(left, now, abortsOfTurn) : [];
+      const polled = left > 0 ? this.claim(left, now) : [];
       claimed = (eager ? this.takeEager(eager, now) : []).concat(polled);
       aborts = abortsOfTurn;
       emitted = sm.events;
@@ -463,24 +466,34 @@ export class Worker {
   }
 
   /** Takes a passed deadline row (unless another worker did) and fails its live instance. */
-  private fireDeadline(row: ScheduleRow, now: number, aborts: number[]): void {
+  private fireDeadline(row: ScheduleRow, now: number): void {
     const { repo } = this.deps;
     if (repo.takeRow.run(row.id, row.version).changes === 0) return;
     const inst = repo.instanceHead.get(row.instance_id);
     if (!inst || TERMINAL_STATUSES.has(inst.status)) return;
-    this.failOnDeadline(inst.id, now, aborts);
+    this.failOnDeadline(inst.id, now);
   }
 
-  /** Fails an instance whose deadline passed; its running handlers are aborted after the commit. */
-  private failOnDeadline(instanceId: number, now: number, aborts: number[]): void {
-    const err = new EngineError('DEADLINE_EXCEEDED', `instance ${instanceId} passed its deadline`).toJSON();
+  /**
+   * Whether an instance this turn touches is past its deadline and not failed yet. A turn fires at
+   * most {@link DEADLINES_PER_TURN} deadline rows; an instance whose row waits for a later turn
+   * is failed as soon as one of its steps is claimed or committed, so none of its nodes starts
+   * after the deadline (many instances started together share one deadline).
+   */
+  private pastDeadline(inst: InstanceHead, now: number): boolean {
+    return inst.deadline_at !== null && inst.deadline_at <= now && !TERMINAL_STATUSES.has(inst.status) && inst.status !== 'COMPENSATING';
+  }
+
+  /** Fails an instance whose deadline passed (its deadline row goes too); running handlers are aborted after the commit. */
+  private failOnDeadline(instanceId: number, now: number): void {
+    const err = new EngineError('DEADLINE_EXCEEDED', `instance ${instanceId} passed its deadline`, { retryable: false }).toJSON();
     this.deps.sm.failInstance(instanceId, err, 'FAILED', now);
     // Aborted after the commit, when this turn's claims of the instance are launched too.
-    aborts.push(instanceId);
+    this.turnAborts.push(instanceId);
   }
 
   /** Claims up to `limit` due rows (inside the turn's transaction). */
-  private claim(limit: number, now: number, aborts: number[]): Claimed[] {
+  private claim(limit: number, now: number): Claimed[] {
     const { repo, sm } = this.deps;
     const out: Claimed[] = [];
     const rows = repo.dueRows.all(now, limit);
@@ -489,7 +502,11 @@ export class Worker {
       const lease = now + this.opts.leaseMs;
       if (repo.lease.run(this.opts.owner, lease, lease, row.id, row.version).changes === 0) continue;
       const leased: ScheduleRow = { ...row, version: row.version + 1, lease_owner: this.opts.owner, next_run_at: lease };
-      const inst = repo.instance.get(row.instance_id);
+      let inst = repo.instance.get(row.instance_id);
+      if (inst && row.kind !== 'deadline' && this.pastDeadline(inst, now)) {
+        this.failOnDeadline(inst.id, now);
+        inst = repo.instance.get(row.instance_id);
+      }
       if (!inst || TERMINAL_STATUSES.has(inst.status)) {
         repo.deleteSchedule.run(row.id);
         continue;
@@ -506,7 +523,7 @@ export class Worker {
       }
       if (row.kind === 'deadline') {
         repo.deleteSchedule.run(row.id);
-        this.failOnDeadline(inst.id, now, aborts);
+        this.failOnDeadline(inst.id, now);
         continue;
       }
       const nodeId = row.node_id ?? '';
@@ -837,7 +854,12 @@ export class Worker {
   private commitHeld(o: Outcome, now: number): void {
     const { repo, sm } = this.deps;
     const row = o.c.row;
-    const inst = repo.instanceHead.get(row.instance_id);
+    let inst = repo.instanceHead.get(row.instance_id);
+    if (inst && this.pastDeadline(inst, now)) {
+      // Its deadline row waits for a later turn: fail it now, so this outcome starts nothing.
+      this.failOnDeadline(inst.id, now);
+      inst = repo.instanceHead.get(row.instance_id);
+    }
     if (!inst || TERMINAL_STATUSES.has(inst.status)) return;
     const nodeId = row.node_id ?? '';
     const wf = o.c.wf;

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { EngineError } from '../../engine/errors';
 import { createDefaultRegistry } from '../../engine/nodes/registry';
+import { ManualClock } from '../../engine/runtime/clock';
 import type { NodeType } from '../../engine/nodes/types';
 import { z } from 'zod';
 import { tempEngine } from '../helpers/temp-engine';
@@ -260,5 +261,51 @@ describe('eager dispatch respects the concurrency limit', () => {
     expect(ids.map((id) => engine.getInstance(id).status)).toEqual(ids.map(() => 'COMPLETED'));
     expect(most).toBeGreaterThan(1);
     expect(most).toBeLessThanOrEqual(3);
+  });
+});
+
+describe('deadlines shared by many instances', () => {
+  let ctx: ReturnType<typeof tempEngine>;
+  afterEach(async () => ctx.close());
+
+  it('starts no node after the deadline, even when more instances share it than a turn fires', async () => {
+    // The entry node finishes in the reverse order of the instances, so this turn's outcomes come
+    // in another order than the deadline rows a turn fires (64) and claims.
+    const reverse: NodeType<Record<string, never>> = {
+      type: 'reverse',
+      title: 'Reverse',
+      description: 'Finishes later for lower instance ids (tests)',
+      icon: 'clock',
+      group: 'Test',
+      configSchema: z.strictObject({}),
+      execute: (ctx) => new Promise((resolve) => setTimeout(() => resolve({ output: null }), 2 * (200 - ctx.instanceId))),
+    };
+    const clock = new ManualClock(1_000_000);
+    ctx = tempEngine({ clock, concurrency: 150, registry: createDefaultRegistry().register(reverse) });
+    const { engine } = ctx;
+    await engine.deploy({
+      name: 'dl-chain',
+      deadlineMs: 1000,
+      nodes: [{ id: 'n0', type: 'reverse' }, ...Array.from({ length: 3 }, (_, i) => ({ id: `n${i + 1}`, type: 'pass', config: { result: i } }))],
+      edges: Array.from({ length: 3 }, (_, i) => ({ from: `n${i}`, to: `n${i + 1}` })),
+    });
+    const ids = await engine.startMany('dl-chain', Array.from({ length: 150 }, () => ({})));
+    expect(await engine.tick()).toBe(150); // claims every entry node
+    await new Promise((r) => setTimeout(r, 450)); // every entry node has finished
+    clock.advance(5000); // the deadline passed before their outcomes commit
+    for (let i = 0; i < 6; i++) {
+      await engine.tick();
+      await settle();
+    }
+    const late = engine.db.raw
+      .prepare(`SELECT count(*) AS n FROM node_state s JOIN instance i ON i.id = s.instance_id WHERE s.started_at >= i.deadline_at`)
+      .get() as { n: number };
+    expect(late.n).toBe(0);
+    const ended = ids.map((id) => engine.getInstance(id));
+    expect(new Set(ended.map((i) => i.status))).toEqual(new Set(['FAILED']));
+    expect(new Set(ended.map((i) => (i.error as { code?: string } | undefined)?.code))).toEqual(new Set(['DEADLINE_EXCEEDED']));
+    // Each entry node's completion is recorded; nothing after it started.
+    expect(new Set(ended.map((i) => i.nodes.map((n) => n.status).join(',')))).toEqual(new Set(['COMPLETED,CANCELLED,CANCELLED,CANCELLED']));
+    expect(engine.db.raw.prepare(`SELECT count(*) AS n FROM schedule`).get()).toEqual({ n: 0 });
   });
 });

@@ -75,10 +75,12 @@ export interface InstanceRow {
   suspension_json: string | null;
   end_status: 'FAILED' | 'CANCELLED' | null;
   started_at: number | null;
+  /** When the instance must have ended (epoch ms), or null. */
+  deadline_at: number | null;
 }
 
-/** What a transition needs of its instance: the id and the status (no variables). */
-export type InstanceHead = Pick<InstanceRow, 'id' | 'status'>;
+/** What a transition needs of its instance: the id, the status and the deadline (no variables). */
+export type InstanceHead = Pick<InstanceRow, 'id' | 'status' | 'deadline_at'>;
 
 /** A `node_state` row. */
 export interface NodeStateRow {
@@ -166,12 +168,12 @@ export function createRuntimeRepository(db: Database.Database) {
       `INSERT INTO schedule (instance_id, node_id, kind, next_run_at, retry_count, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
     ),
     instance: prep<[number], InstanceRow>(
-      `SELECT id, workflow_id, status, variables_json, version, suspension_json, end_status, started_at
+      `SELECT id, workflow_id, status, variables_json, version, suspension_json, end_status, started_at, deadline_at
          FROM instance WHERE id = ?`,
     ),
     /** A new instance: PENDING, or RUNNING (started_at set) when eager dispatch started an entry node. */
     /** The instance's id and status (an outcome's commit reads no more: variables are merged by their own read). */
-    instanceHead: prep<[number], InstanceHead>(`SELECT id, status FROM instance WHERE id = ?`),
+    instanceHead: prep<[number], InstanceHead>(`SELECT id, status, deadline_at FROM instance WHERE id = ?`),
     insertInstance: prep<[number, string, string, string, number, number | null, number, number | null, string | null]>(
       `INSERT INTO instance (workflow_id, status, variables_json, input_json, created_at, started_at, updated_at, deadline_at, business_key)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
