@@ -579,6 +579,10 @@ export class Engine {
       }
       // A failed compensation.
       if (options.action === 'fail') {
+        // The chain stops: the node whose compensation failed is left as its peers not yet
+        // compensated are, COMPLETED (its effect stands), not COMPENSATING as if still under way.
+        this.repo.resetFailedCompensations.run(instanceId);
+        this.sm.events.push({ type: 'node.changed', instanceId, nodeId: node.id, status: 'COMPLETED' });
         this.repo.endInstance.run('FAILED', null, now, now, instanceId);
         this.repo.deleteInstanceSchedule.run(instanceId);
         this.sm.history(instanceId, null, 'instance.failed', now, { reason: 'compensation stopped by hand' }, undefined, options.actor);

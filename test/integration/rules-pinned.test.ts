@@ -397,6 +397,41 @@ describe('DESIGN.md "Rules pinned"', () => {
     expect(resumed[0]).toMatchObject({ actor: 'ops@example', nodeId: 'b', data: { action: 'retry', reason: 'compensation' } });
   });
 
+  it('a failed compensation resumed with fail stops the chain: FAILED, and no node is left COMPENSATING', async () => {
+    // given: as above, b's compensation fails for good and the instance is SUSPENDED on it
+    const { engine, probe } = setup();
+    await engine.deploy({
+      name: 'bad-undo-stop',
+      nodes: [
+        { id: 'a', type: 'counter', compensate: { type: 'undo' } },
+        { id: 'b', type: 'counter', compensate: { type: 'undo', retry: { maxAttempts: 1 } } },
+        { id: 'c', type: 'flaky', config: { retryable: false } },
+      ],
+      edges: [
+        { from: 'a', to: 'b' },
+        { from: 'b', to: 'c' },
+      ],
+    });
+    probe.failingUndo.add('b');
+    const id = await engine.start('bad-undo-stop');
+    const suspended = await runToSettled(engine, id);
+    expect(suspended.status).toBe('SUSPENDED');
+
+    // when: a person stops the compensation
+    await engine.resume(id, { action: 'fail', actor: 'ops@example', expectedVersion: suspended.version });
+    const done = engine.getInstance(id);
+
+    // then: FAILED; b (its undo failed) and a (never undone) stand COMPLETED; nothing is scheduled
+    expect(done.status).toBe('FAILED');
+    expect(done.nodes.map((n) => [n.id, n.status])).toEqual([
+      ['a', 'COMPLETED'],
+      ['b', 'COMPLETED'],
+      ['c', 'FAILED'],
+    ]);
+    expect(probe.calls.filter((c) => c.type === 'undo').map((c) => c.nodeId)).toEqual(['b']);
+    expect(engine.db.raw.prepare(`SELECT count(*) AS n FROM schedule WHERE instance_id = ?`).get(id)).toEqual({ n: 0 });
+  });
+
   it('cancel removes pending timers and retries at once, aborts running handlers, starts nothing downstream, and ends CANCELLED, compensating only when asked', async () => {
     // given: after `done` (compensable), a timer, a retry wait and a running handler, each with a successor
     const clock = new ManualClock(T0);
