@@ -123,6 +123,9 @@ function listItem(r: InstanceListRow) {
   };
 }
 
+/** node_state.wait_json of a failed node whose failure an error edge handled (see StateMachine.failNode). */
+const HANDLED = '{"kind":"handled"}';
+
 /** The engine over one database file. */
 export class Engine {
   readonly db: RunnelDb;
@@ -621,8 +624,9 @@ export class Engine {
   }
 
   /**
-   * Retries a FAILED instance from its failed node(s): they get a fresh attempt budget, nodes
-   * that were cancelled by the failure become pending again, and the instance runs.
+   * Retries a FAILED instance from its failed node(s) — those whose failure failed the instance,
+   * not those an error edge handled: they get a fresh attempt budget, nodes that were cancelled by
+   * the failure become pending again, and the instance runs.
    *
    * @throws EngineError NOT_FOUND, INVALID_STATE (not FAILED, or no failed node to retry).
    */
@@ -633,7 +637,9 @@ export class Engine {
       if (inst.status !== 'FAILED') throw new EngineError('INVALID_STATE', `instance ${instanceId} is ${inst.status}, not FAILED`);
       const wf = this.workflowById(inst.workflow_id);
       const nodes = this.instances.nodes(instanceId);
-      const failed = nodes.filter((n) => n.status === 'FAILED');
+      // Failures an error edge handled took their error path: only the ones that failed the
+      // instance are run again.
+      const failed = nodes.filter((n) => n.status === 'FAILED' && n.wait_json !== HANDLED);
       if (failed.length === 0) throw new EngineError('INVALID_STATE', `instance ${instanceId} has no failed node to retry`);
       this.db.raw.prepare(`UPDATE instance SET status = 'RUNNING', ended_at = NULL, error_json = NULL, end_status = NULL, updated_at = ?, version = version + 1 WHERE id = ?`).run(now, instanceId);
       for (const n of failed) {
@@ -696,7 +702,8 @@ export class Engine {
         maxAttempts: n.attempt_limit,
         output: parse(n.output_json),
         error: parse(n.error_json),
-        wait: parse(n.wait_json),
+        // A failure an error edge handled waits for nothing (the marker is for retry only).
+        wait: n.wait_json === HANDLED ? undefined : parse(n.wait_json),
         completedSeq: n.completed_seq,
         startedAt: n.started_at,
         endedAt: n.ended_at,

@@ -265,6 +265,7 @@ export class StateMachine {
     }
     const node = wf.nodes.get(nodeId);
     if (errorDecisions.some((d) => d.taken) && node) {
+      this.repo.markHandled.run(inst.id, nodeId);
       for (const e of node.outgoing) this.resolveEdge(inst.id, wf, e.to, false, now);
       for (const d of errorDecisions) {
         if (!d.taken && d.reason) this.history(inst.id, nodeId, 'edge.not_taken', now, { edge: d.edgeId, reason: d.reason });

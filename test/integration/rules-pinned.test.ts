@@ -397,6 +397,38 @@ describe('DESIGN.md "Rules pinned"', () => {
     expect(resumed[0]).toMatchObject({ actor: 'ops@example', nodeId: 'b', data: { action: 'retry', reason: 'compensation' } });
   });
 
+  it('retry of a FAILED instance re-runs the failure that failed it, not one an error edge handled', async () => {
+    // given: x fails and its error edge takes h; then y fails with no error edge and fails the instance
+    const { engine, probe } = setup();
+    await engine.deploy({
+      name: 'two-failures',
+      nodes: [
+        { id: 'x', type: 'flaky', config: { retryable: false } },
+        { id: 'h', type: 'counter' },
+        { id: 'y', type: 'flaky', config: { retryable: false, failTimes: 1 } },
+      ],
+      edges: [
+        { from: 'x', to: 'h', on: 'error' },
+        { from: 'h', to: 'y' },
+      ],
+    });
+    const id = await engine.start('two-failures');
+    const failed = await runToSettled(engine, id);
+    const states = (i: typeof failed) => Object.fromEntries(i.nodes.map((n) => [n.id, [n.status, n.attempt]]));
+    expect(failed.status).toBe('FAILED');
+    expect(states(failed)).toEqual({ x: ['FAILED', 1], h: ['COMPLETED', 1], y: ['FAILED', 1] });
+
+    // when
+    await engine.retry(id, { actor: 'ops', expectedVersion: failed.version });
+    const done = await runToSettled(engine, id);
+
+    // then: only y ran again (and passed); x's handled failure and h's run stand
+    expect(done.status).toBe('COMPLETED');
+    expect(probe.calls.map((c) => c.nodeId).sort()).toEqual(['h', 'x', 'y', 'y']);
+    expect(states(done)).toEqual({ x: ['FAILED', 1], h: ['COMPLETED', 1], y: ['COMPLETED', 2] });
+    expect(dataOf<{ nodes: string[] }>(events(engine, id, 'instance.retried')[0] as HistoryEvent).nodes).toEqual(['y']);
+  });
+
   it('a failed compensation resumed with fail stops the chain: FAILED, and no node is left COMPENSATING', async () => {
     // given: as above, b's compensation fails for good and the instance is SUSPENDED on it
     const { engine, probe } = setup();

@@ -203,6 +203,10 @@ export function createRuntimeRepository(db: Database.Database) {
     markIncident: prep<[number, string]>(
       `UPDATE node_state SET wait_json = '{"kind":"incident"}' WHERE instance_id = ? AND node_id = ?`,
     ),
+    /** Marks a failed node whose failure an error edge handled (a retry of the instance leaves it alone). */
+    markHandled: prep<[number, string]>(
+      `UPDATE node_state SET wait_json = '{"kind":"handled"}' WHERE instance_id = ? AND node_id = ?`,
+    ),
     /** Open incidents of an instance other than `node_id`, oldest first. */
     otherIncidents: prep<[number, string], { node_id: string; error_json: string | null; attempt: number; ended_at: number | null }>(
       `SELECT node_id, error_json, attempt, ended_at FROM node_state
