@@ -38,7 +38,7 @@ const CONFIG = quick
       small: 1000,
       scaleN: 1500,
       openMs: 2500,
-      multiN: 2000,
+      multiN: 6000,
       apiMs: 2500,
       designerOpens: 3,
     }
