@@ -11,7 +11,7 @@ import os from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { EngineError, serializeError } from '../errors';
 import { openDatabase, type OpenOptions, type RunnelDb } from '../db/open-database';
-import { createRuntimeRepository, TERMINAL_STATUSES, type RuntimeRepository } from '../db/repositories/runtime-repository';
+import { createRuntimeRepository, HANDLED_FAILURE, TERMINAL_STATUSES, type RuntimeRepository } from '../db/repositories/runtime-repository';
 import { createWorkflowRepository, type WorkflowRepository, type WorkflowRow } from '../db/repositories/workflow-repository';
 import { startCheckpointer, type Checkpointer } from '../db/checkpointer';
 import { createInstanceRepository, describeStuck, type InstanceFilter, type InstanceListRow, type InstanceRepository } from '../db/repositories/instance-repository';
@@ -122,9 +122,6 @@ function listItem(r: InstanceListRow) {
     ...describeStuck(r),
   };
 }
-
-/** node_state.wait_json of a failed node whose failure an error edge handled (see StateMachine.failNode). */
-const HANDLED = '{"kind":"handled"}';
 
 /** The engine over one database file. */
 export class Engine {
@@ -389,23 +386,7 @@ export class Engine {
     if (Buffer.byteLength(json) > this.opts.maxResultBytes) {
       throw new EngineError('INVALID_VARIABLES', `variables are ${Buffer.byteLength(json)} bytes, above the limit of ${this.opts.maxResultBytes}`);
     }
-    let dispatched: { launch: () => void; abandon: () => void } | undefined;
-    let id: number;
-    try {
-      id = await this.commit(() => {
-        // The clock is read inside the transaction, after any wait for the write lock.
-        const now = this.clock.now();
-        const d = this.worker.withEager(() => this.sm.createInstance(wf, json, now, options.businessKey ?? null, options.actor));
-        dispatched = d;
-        return d.result;
-      });
-    } catch (err) {
-      dispatched?.abandon();
-      throw err;
-    }
-    dispatched?.launch();
-    this.worker.wake();
-    return id;
+    return this.createInstances((now) => this.sm.createInstance(wf, json, now, options.businessKey ?? null, options.actor));
   }
 
   /**
@@ -417,12 +398,21 @@ export class Engine {
     const row = this.workflowRow(name, options.version);
     const wf = this.workflowById(row.id);
     for (const v of variablesList) checkVariables(wf.def, v);
+    return this.createInstances((now) => variablesList.map((v) => this.sm.createInstance(wf, JSON.stringify(v), now, options.businessKey ?? null, options.actor)));
+  }
+
+  /**
+   * Runs `create` (which creates instances at `now`, epoch ms read inside the transaction, after
+   * any wait for the write lock) in a write transaction with eager dispatch offered, then runs
+   * the entry nodes it started (or frees their slots when the transaction failed).
+   */
+  private async createInstances<T>(create: (now: number) => T): Promise<T> {
     let dispatched: { launch: () => void; abandon: () => void } | undefined;
-    let ids: number[];
+    let result: T;
     try {
-      ids = await this.commit(() => {
+      result = await this.commit(() => {
         const now = this.clock.now();
-        const d = this.worker.withEager(() => variablesList.map((v) => this.sm.createInstance(wf, JSON.stringify(v), now, options.businessKey ?? null, options.actor)));
+        const d = this.worker.withEager(() => create(now));
         dispatched = d;
         return d.result;
       });
@@ -432,7 +422,7 @@ export class Engine {
     }
     dispatched?.launch();
     this.worker.wake();
-    return ids;
+    return result;
   }
 
   /** Runs `fn` in a write transaction and emits the events it produced after commit. */
@@ -639,7 +629,7 @@ export class Engine {
       const nodes = this.instances.nodes(instanceId);
       // Failures an error edge handled took their error path: only the ones that failed the
       // instance are run again.
-      const failed = nodes.filter((n) => n.status === 'FAILED' && n.wait_json !== HANDLED);
+      const failed = nodes.filter((n) => n.status === 'FAILED' && n.wait_json !== HANDLED_FAILURE);
       if (failed.length === 0) throw new EngineError('INVALID_STATE', `instance ${instanceId} has no failed node to retry`);
       this.db.raw.prepare(`UPDATE instance SET status = 'RUNNING', ended_at = NULL, error_json = NULL, end_status = NULL, updated_at = ?, version = version + 1 WHERE id = ?`).run(now, instanceId);
       for (const n of failed) {
@@ -703,7 +693,7 @@ export class Engine {
         output: parse(n.output_json),
         error: parse(n.error_json),
         // A failure an error edge handled waits for nothing (the marker is for retry only).
-        wait: n.wait_json === HANDLED ? undefined : parse(n.wait_json),
+        wait: n.wait_json === HANDLED_FAILURE ? undefined : parse(n.wait_json),
         completedSeq: n.completed_seq,
         startedAt: n.started_at,
         endedAt: n.ended_at,
@@ -840,7 +830,7 @@ export class Engine {
     }
   }
 
-  /** Stops the checkpointer thread and gives checkpoints back to the connection. */
+  /** Stops the checkpointer thread (the connection's automatic checkpoint stayed on throughout). */
   private async stopCheckpointer(): Promise<void> {
     const c = this.checkpointer;
     if (!c) return;

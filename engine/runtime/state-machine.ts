@@ -13,7 +13,7 @@
  */
 import type { SerializedError } from '../errors';
 import type { RuntimeRepository, InstanceHead, InstanceRow, NodeStateRow } from '../db/repositories/runtime-repository';
-import { INPUT_AS_VARIABLES, TERMINAL_STATUSES } from '../db/repositories/runtime-repository';
+import { HANDLED_FAILURE, INPUT_AS_VARIABLES, TERMINAL_STATUSES } from '../db/repositories/runtime-repository';
 import type { CompiledWorkflow } from './compiled';
 import type { EngineEvent } from './events';
 
@@ -265,7 +265,7 @@ export class StateMachine {
     }
     const node = wf.nodes.get(nodeId);
     if (errorDecisions.some((d) => d.taken) && node) {
-      this.repo.markHandled.run(inst.id, nodeId);
+      this.repo.markHandled.run(HANDLED_FAILURE, inst.id, nodeId);
       for (const e of node.outgoing) this.resolveEdge(inst.id, wf, e.to, false, now);
       for (const d of errorDecisions) {
         if (!d.taken && d.reason) this.history(inst.id, nodeId, 'edge.not_taken', now, { edge: d.edgeId, reason: d.reason });

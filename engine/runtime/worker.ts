@@ -842,11 +842,11 @@ export class Worker {
     // Nothing when the lease was lost or cancelled. The claim's row is consumed at the end, unless
     // a node this outcome dispatches at once took it over (sm.spareRow).
     if (repo.holdsLease.get(row.id, this.opts.owner, row.version) === undefined) return;
-    sm.spareRow = sm.eager ? { id: row.id, version: row.version, instanceId: row.instance_id } : undefined;
+    sm.spareRow = { id: row.id, version: row.version, instanceId: row.instance_id };
     try {
       this.commitHeld(o, now);
     } finally {
-      if (sm.spareRow !== undefined || !sm.eager) repo.deleteSchedule.run(row.id);
+      if (sm.spareRow !== undefined) repo.deleteSchedule.run(row.id);
       sm.spareRow = undefined;
     }
   }

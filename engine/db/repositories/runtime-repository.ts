@@ -28,6 +28,12 @@ export type InstanceStatus = (typeof INSTANCE_STATUSES)[number];
  */
 export const INPUT_AS_VARIABLES = '';
 
+/**
+ * `node_state.wait_json` of a FAILED node whose failure an error edge handled: a retry of the
+ * instance leaves it alone, and it waits for nothing (the API shows no wait).
+ */
+export const HANDLED_FAILURE = '{"kind":"handled"}';
+
 /** Terminal instance statuses: nothing runs after them. */
 export const TERMINAL_STATUSES: ReadonlySet<string> = new Set(['COMPLETED', 'FAILED', 'CANCELLED']);
 
@@ -204,9 +210,7 @@ export function createRuntimeRepository(db: Database.Database) {
       `UPDATE node_state SET wait_json = '{"kind":"incident"}' WHERE instance_id = ? AND node_id = ?`,
     ),
     /** Marks a failed node whose failure an error edge handled (a retry of the instance leaves it alone). */
-    markHandled: prep<[number, string]>(
-      `UPDATE node_state SET wait_json = '{"kind":"handled"}' WHERE instance_id = ? AND node_id = ?`,
-    ),
+    markHandled: prep<[string, number, string]>(`UPDATE node_state SET wait_json = ? WHERE instance_id = ? AND node_id = ?`),
     /** Open incidents of an instance other than `node_id`, oldest first. */
     otherIncidents: prep<[number, string], { node_id: string; error_json: string | null; attempt: number; ended_at: number | null }>(
       `SELECT node_id, error_json, attempt, ended_at FROM node_state
