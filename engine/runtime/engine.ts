@@ -877,14 +877,18 @@ export class Engine {
     }
   }
 
-  /** Whether no schedule row is due now or later for work (timeouts and deadlines excluded) and nothing runs here. */
+  /** Whether no schedule row is due now or later for work (approval timeouts and deadlines only once due) and nothing runs or waits to be launched here. */
   isIdle(): boolean {
     if (this.worker.inflightCount > 0 || this.worker.hasPendingOutcomes) return false;
     // Work of workflows this process cannot run (a node type only another process registers)
     // is not ours to wait for.
+    // An approval timeout or a deadline is not work until it is due; once due it is.
     const versions = this.db.raw
-      .prepare(`SELECT DISTINCT i.workflow_id AS id FROM schedule s JOIN instance i ON i.id = s.instance_id WHERE s.kind IN ('run', 'timer', 'compensate')`)
-      .all() as { id: number }[];
+      .prepare(
+        `SELECT DISTINCT i.workflow_id AS id FROM schedule s JOIN instance i ON i.id = s.instance_id
+          WHERE s.kind IN ('run', 'timer', 'compensate') OR s.next_run_at <= ?`,
+      )
+      .all(this.clock.now()) as { id: number }[];
     return versions.every(({ id }) => !this.canRun(id));
   }
 

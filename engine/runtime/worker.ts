@@ -178,9 +178,9 @@ export class Worker {
     return this.inflight.size;
   }
 
-  /** Whether outcomes wait to be committed. */
+  /** Whether outcomes wait to be committed, or claims committed here wait to be launched. */
   get hasPendingOutcomes(): boolean {
-    return this.outcomes.length > 0;
+    return this.outcomes.length > 0 || this.reserved > 0;
   }
 
   /** Wakes the loop at once (new work was scheduled in this process). */

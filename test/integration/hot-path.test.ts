@@ -309,3 +309,43 @@ describe('deadlines shared by many instances', () => {
     expect(engine.db.raw.prepare(`SELECT count(*) AS n FROM schedule`).get()).toEqual({ n: 0 });
   });
 });
+
+describe('idle means nothing due', () => {
+  let ctx: ReturnType<typeof tempEngine>;
+  afterEach(async () => ctx.close());
+
+  it('is not idle while a passed approval timeout waits to be handled, and is once its error path ran', async () => {
+    const clock = new ManualClock(1_000_000);
+    ctx = tempEngine({ clock });
+    const { engine } = ctx;
+    await engine.deploy({
+      name: 'ask-or-escalate',
+      nodes: [
+        { id: 'ask', type: 'approval', config: { prompt: 'ok?' }, timeoutMs: 1000 },
+        { id: 'yes', type: 'pass' },
+        { id: 'escalate', type: 'pass' },
+      ],
+      edges: [
+        { from: 'ask', to: 'yes' },
+        { from: 'ask', to: 'escalate', on: 'error' },
+      ],
+    });
+    const id = await engine.start('ask-or-escalate', {});
+    await engine.tick();
+    await settle();
+    await engine.tick();
+    expect(engine.getInstance(id).status).toBe('WAITING');
+    // Waiting for a person, timeout not yet due: nothing to do.
+    expect(engine.isIdle()).toBe(true);
+    clock.advance(1500);
+    // The timeout is due: there is work.
+    expect(engine.isIdle()).toBe(false);
+    for (let i = 0; i < 4; i++) {
+      await engine.tick();
+      await settle();
+    }
+    expect(engine.getInstance(id).status).toBe('COMPLETED');
+    expect(engine.getInstance(id).nodes.find((n) => n.id === 'escalate')?.status).toBe('COMPLETED');
+    expect(engine.isIdle()).toBe(true);
+  });
+});
