@@ -30,6 +30,7 @@ import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { EngineError } from './errors';
+import { INSTANCE_STATUSES } from './vocabulary';
 import { parseWorkflowText } from './dsl/parse';
 import { validateWorkflow, type Problem } from './dsl/validate';
 import { checkVariables } from './dsl/input-schema';
@@ -112,17 +113,6 @@ interface CommonOptions {
  */
 type DbAccess = 'read' | 'write' | 'create';
 
-/** Instance statuses, for `list --status` checks. */
-const STATUSES = [
-  'PENDING',
-  'RUNNING',
-  'WAITING',
-  'SUSPENDED',
-  'COMPENSATING',
-  'COMPLETED',
-  'FAILED',
-  'CANCELLED',
-] as const;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -925,7 +915,7 @@ export function buildProgram(run: CliRun): Command {
     program
       .command('list')
       .description('list instances, newest first')
-      .option('--status <statuses>', `comma-separated statuses (${STATUSES.join(', ')})`)
+      .option('--status <statuses>', `comma-separated statuses (${INSTANCE_STATUSES.join(', ')})`)
       .option('--workflow <name>', 'only instances of this workflow')
       .option('--limit <n>', 'at most this many (1–1000)', positiveInt('--limit'), 50)
       .option('--before <id>', 'only instances with a smaller id (paging)', positiveInt('--before')),
@@ -935,9 +925,9 @@ export function buildProgram(run: CliRun): Command {
         ?.split(',')
         .map((s) => s.trim().toUpperCase())
         .filter((s) => s !== '');
-      const bad = status?.filter((s) => !(STATUSES as readonly string[]).includes(s)) ?? [];
+      const bad = status?.filter((s) => !(INSTANCE_STATUSES as readonly string[]).includes(s)) ?? [];
       if (bad.length > 0)
-        throw usage(`--status: unknown status ${bad.join(', ')} (one of ${STATUSES.join(', ')})`, {
+        throw usage(`--status: unknown status ${bad.join(', ')} (one of ${INSTANCE_STATUSES.join(', ')})`, {
           flag: '--status',
         });
       if (o.limit > 1000) throw usage(`--limit must be at most 1000 (got ${o.limit})`, { flag: '--limit' });

@@ -8,36 +8,12 @@
  * - `transient`: may succeed if tried again (SQLITE_BUSY, network, 5xx);
  * - `unexpected`: a bug or a broken environment.
  */
+import { ErrorCodes, type ErrorCode } from './vocabulary';
+
+export { ErrorCodes, type ErrorCode };
+
+/** What a caller can do about an error (see the module doc). */
 export type ErrorKind = 'user' | 'transient' | 'unexpected';
-
-/** Stable error codes. Tests and UIs match on these, never on messages. */
-export const ErrorCodes = {
-  INVALID_WORKFLOW: 'INVALID_WORKFLOW',
-  INVALID_INPUT: 'INVALID_INPUT',
-  INVALID_VARIABLES: 'INVALID_VARIABLES',
-  NOT_FOUND: 'NOT_FOUND',
-  CONFLICT: 'CONFLICT',
-  INVALID_STATE: 'INVALID_STATE',
-  DATABASE_CORRUPT: 'DATABASE_CORRUPT',
-  DATABASE_BUSY: 'DATABASE_BUSY',
-  DATABASE_NEWER: 'DATABASE_NEWER',
-  /** The database is open read-only (the file or its directory is not writable) and a change was asked for. */
-  DATABASE_READONLY: 'DATABASE_READONLY',
-  TIMEOUT: 'TIMEOUT',
-  CANCELLED: 'CANCELLED',
-  RESULT_TOO_LARGE: 'RESULT_TOO_LARGE',
-  EXPRESSION_ERROR: 'EXPRESSION_ERROR',
-  HANDLER_ERROR: 'HANDLER_ERROR',
-  HTTP_ERROR: 'HTTP_ERROR',
-  SCRIPT_ERROR: 'SCRIPT_ERROR',
-  LEASE_LOST: 'LEASE_LOST',
-  DEADLINE_EXCEEDED: 'DEADLINE_EXCEEDED',
-  APPROVAL_REJECTED: 'APPROVAL_REJECTED',
-  INTERNAL: 'INTERNAL',
-} as const;
-
-/** One of {@link ErrorCodes}. */
-export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
 
 /** Options of an {@link EngineError}. */
 export interface EngineErrorOptions {

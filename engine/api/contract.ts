@@ -33,6 +33,16 @@
  */
 import { z } from 'zod';
 import type { Workflow, WorkflowInput } from '../dsl/schema';
+import {
+  ErrorCodes,
+  HostErrorCodes,
+  INSTANCE_STATUSES,
+  NODE_STATUSES,
+  WAITING_FOR_VALUES,
+  type InstanceStatus,
+  type NodeStatus,
+  type WaitingFor,
+} from '../vocabulary';
 
 // ---------------------------------------------------------------- limits
 
@@ -65,86 +75,26 @@ export const LIMITS = {
 
 // ---------------------------------------------------------------- statuses and errors
 
-/** Instance statuses (mirrors engine INSTANCE_STATUSES; handlers.ts checks they agree). */
-export const INSTANCE_STATUS_VALUES = [
-  'PENDING',
-  'RUNNING',
-  'WAITING',
-  'SUSPENDED',
-  'COMPENSATING',
-  'COMPLETED',
-  'FAILED',
-  'CANCELLED',
-] as const;
+/** Instance statuses (engine/vocabulary.ts). */
+export const INSTANCE_STATUS_VALUES = INSTANCE_STATUSES;
 /** One of {@link INSTANCE_STATUS_VALUES}. */
-export type InstanceStatusValue = (typeof INSTANCE_STATUS_VALUES)[number];
+export type InstanceStatusValue = InstanceStatus;
 
-/** Node statuses (mirrors engine NODE_STATUSES; handlers.ts checks they agree). */
-export const NODE_STATUS_VALUES = [
-  'PENDING',
-  'READY',
-  'RUNNING',
-  'WAITING',
-  'RETRYING',
-  'COMPLETED',
-  'FAILED',
-  'SKIPPED',
-  'COMPENSATING',
-  'COMPENSATED',
-  'CANCELLED',
-] as const;
+/** Node statuses (engine/vocabulary.ts). */
+export const NODE_STATUS_VALUES = NODE_STATUSES;
 /** One of {@link NODE_STATUS_VALUES}. */
-export type NodeStatusValue = (typeof NODE_STATUS_VALUES)[number];
+export type NodeStatusValue = NodeStatus;
 
-/**
- * What an instance waits for, in lists and filters: `timer` (a delay), `approval` (a person's
- * decision), `retry` (a failed attempt's backoff), `person` (SUSPENDED: a person must resume it).
- */
-export const WAITING_FOR_VALUES = ['timer', 'approval', 'retry', 'person'] as const;
+export { WAITING_FOR_VALUES };
 /** One of {@link WAITING_FOR_VALUES}. */
-export type WaitingForValue = (typeof WAITING_FOR_VALUES)[number];
+export type WaitingForValue = WaitingFor;
 
 /**
- * Stable error codes of API results. UIs and tests match on these, never on messages.
- *
- * The engine's ErrorCodes (same names, as strings: handlers.ts checks every engine code is here)
- * plus the host codes:
- * - `BAD_REQUEST`: the payload failed the channel's input schema (`details.issues` names fields);
- * - `UNKNOWN_CHANNEL`: no such channel;
- * - `UNAUTHORIZED`: missing or wrong token (HTTP 401);
- * - `FORBIDDEN`: wrong Host / Origin, or an untrusted IPC sender (HTTP 403);
- * - `PAYLOAD_TOO_LARGE`: the body is above the host's limit (HTTP 413);
- * - `NETWORK_ERROR`: a client could not reach its host (set by clients, never by a host).
+ * Stable error codes of API results. UIs and tests match on these, never on messages: the
+ * engine's {@link ErrorCodes} plus the host codes ({@link HostErrorCodes}), both from
+ * engine/vocabulary.ts.
  */
-export const ApiErrorCodes = {
-  INVALID_WORKFLOW: 'INVALID_WORKFLOW',
-  INVALID_INPUT: 'INVALID_INPUT',
-  INVALID_VARIABLES: 'INVALID_VARIABLES',
-  NOT_FOUND: 'NOT_FOUND',
-  CONFLICT: 'CONFLICT',
-  INVALID_STATE: 'INVALID_STATE',
-  DATABASE_CORRUPT: 'DATABASE_CORRUPT',
-  DATABASE_BUSY: 'DATABASE_BUSY',
-  DATABASE_NEWER: 'DATABASE_NEWER',
-  DATABASE_READONLY: 'DATABASE_READONLY',
-  TIMEOUT: 'TIMEOUT',
-  CANCELLED: 'CANCELLED',
-  RESULT_TOO_LARGE: 'RESULT_TOO_LARGE',
-  EXPRESSION_ERROR: 'EXPRESSION_ERROR',
-  HANDLER_ERROR: 'HANDLER_ERROR',
-  HTTP_ERROR: 'HTTP_ERROR',
-  SCRIPT_ERROR: 'SCRIPT_ERROR',
-  LEASE_LOST: 'LEASE_LOST',
-  DEADLINE_EXCEEDED: 'DEADLINE_EXCEEDED',
-  APPROVAL_REJECTED: 'APPROVAL_REJECTED',
-  INTERNAL: 'INTERNAL',
-  BAD_REQUEST: 'BAD_REQUEST',
-  UNKNOWN_CHANNEL: 'UNKNOWN_CHANNEL',
-  UNAUTHORIZED: 'UNAUTHORIZED',
-  FORBIDDEN: 'FORBIDDEN',
-  PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
-  NETWORK_ERROR: 'NETWORK_ERROR',
-} as const;
+export const ApiErrorCodes = { ...ErrorCodes, ...HostErrorCodes } as const;
 
 /** One of {@link ApiErrorCodes}. */
 export type ApiErrorCode = (typeof ApiErrorCodes)[keyof typeof ApiErrorCodes];

@@ -7,44 +7,21 @@
  */
 import { stringify as toYaml } from 'yaml';
 import type { z } from 'zod';
-import { EngineError, ErrorCodes } from '../errors';
+import { EngineError } from '../errors';
 import { exportWorkflow, parseWorkflowText, validateWorkflow } from '../dsl';
 import { createInstanceCountRepository } from '../db/repositories/instance-count-repository';
-import {
-  INSTANCE_STATUSES,
-  NODE_STATUSES,
-  type InstanceStatus,
-  type NodeStatus,
-} from '../db/repositories/runtime-repository';
 import type { Engine } from '../runtime/engine';
 import {
   contract,
   err,
-  INSTANCE_STATUS_VALUES,
   LIMITS,
   isChannel,
-  NODE_STATUS_VALUES,
   ok,
-  type ApiErrorCode,
   type BulkResult,
   type Handlers,
   type InstanceState,
-  type InstanceStatusValue,
-  type NodeStatusValue,
   type Result,
 } from './contract';
-
-// Compile-time: the contract's copies of engine lists agree with the engine's (both ways for
-// statuses; every engine error code is an API code).
-const _engineCodes: readonly ApiErrorCode[] = Object.values(ErrorCodes);
-const _instanceStatuses: readonly [readonly InstanceStatus[], readonly InstanceStatusValue[]] = [
-  INSTANCE_STATUS_VALUES,
-  INSTANCE_STATUSES,
-];
-const _nodeStatuses: readonly [readonly NodeStatus[], readonly NodeStatusValue[]] = [
-  NODE_STATUS_VALUES,
-  NODE_STATUSES,
-];
 
 /** A file-name-safe form of a workflow name (the name itself may hold `/`, `:` or spaces). */
 function fileBase(name: string): string {
@@ -344,8 +321,7 @@ export async function dispatch(
     return ok(value);
   } catch (e) {
     if (e instanceof EngineError) {
-      const code: ApiErrorCode = e.code;
-      return err(code, e.message, e.details);
+      return err(e.code, e.message, e.details);
     }
     log(`runnel: ${channel} failed unexpectedly`, e);
     return err('INTERNAL', `${channel}: unexpected error: ${e instanceof Error ? e.message : String(e)}`);

@@ -16,5 +16,5 @@ export type { EngineEvent, EngineListener } from '../runtime/events';
 export { ManualClock, OffsetClock, systemClock, type Clock } from '../runtime/clock';
 export type { Suspension } from '../runtime/state-machine';
 export type { InstanceFilter } from '../db/repositories/instance-repository';
-export { INSTANCE_STATUSES, NODE_STATUSES, type InstanceStatus, type NodeStatus } from '../db/repositories/runtime-repository';
+export { INSTANCE_STATUSES, NODE_STATUSES, type InstanceStatus, type NodeStatus } from '../vocabulary';
 export { EngineError, ErrorCodes, type ErrorCode, type SerializedError } from '../errors';

@@ -13,7 +13,8 @@
  */
 import type { SerializedError } from '../errors';
 import type { RuntimeRepository, InstanceHead, InstanceRow, NodeStateRow } from '../db/repositories/runtime-repository';
-import { HANDLED_FAILURE, INPUT_AS_VARIABLES, TERMINAL_STATUSES } from '../db/repositories/runtime-repository';
+import { HANDLED_FAILURE, INPUT_AS_VARIABLES } from '../db/repositories/runtime-repository';
+import { TERMINAL_STATUSES } from '../vocabulary';
 import type { CompiledWorkflow } from './compiled';
 import type { EngineEvent } from './events';
 

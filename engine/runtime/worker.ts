@@ -13,7 +13,7 @@ import { backoffDelayMs } from '../dsl/schema';
 import { applyInput, applyOutput, evaluateWhen, renderTemplates, type ExpressionScope } from '../dsl/expressions';
 import type { RunnelDb } from '../db/open-database';
 import type { InstanceHead, NodeStateRow, RuntimeRepository, ScheduleRow } from '../db/repositories/runtime-repository';
-import { TERMINAL_STATUSES } from '../db/repositories/runtime-repository';
+import { TERMINAL_STATUSES } from '../vocabulary';
 import type { NodeResult } from '../nodes/types';
 import type { CompiledNode, CompiledWorkflow, CompiledEdge } from './compiled';
 import type { Clock } from './clock';

@@ -9,6 +9,7 @@
  * retry, what it waits for, since when, the suspension or failure reason).
  */
 import type Database from 'better-sqlite3';
+import type { WaitingFor } from '../../vocabulary';
 import type { Stmt } from './runtime-repository';
 
 /** An instance row as lists show it. */
@@ -34,11 +35,6 @@ export interface InstanceListRow {
   nodes_json: string | null;
 }
 
-/** What an instance waits for: a timer, a person's approval, a retry's backoff, or a person's resume (SUSPENDED). */
-export type WaitingFor = 'timer' | 'approval' | 'retry' | 'person';
-
-/** Every {@link WaitingFor} value. */
-export const WAITING_FOR_VALUES = ['timer', 'approval', 'retry', 'person'] as const;
 
 /** "Why is it stuck": the list's extra columns, derived from {@link InstanceListRow.nodes_json}. Times are epoch ms. */
 export interface StuckInfo {

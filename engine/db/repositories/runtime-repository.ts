@@ -6,19 +6,7 @@
  * transaction of its own.
  */
 import type Database from 'better-sqlite3';
-
-/** Instance statuses (DESIGN.md section 2 plus WAITING, COMPENSATING and CANCELLED). */
-export const INSTANCE_STATUSES = [
-  'PENDING',
-  'RUNNING',
-  'WAITING',
-  'SUSPENDED',
-  'COMPENSATING',
-  'COMPLETED',
-  'FAILED',
-  'CANCELLED',
-] as const;
-export type InstanceStatus = (typeof INSTANCE_STATUSES)[number];
+import type { InstanceStatus, NodeStatus, ScheduleKind } from '../../vocabulary';
 
 /**
  * `instance.input_json` of an instance whose variables never changed: its input is its
@@ -33,31 +21,6 @@ export const INPUT_AS_VARIABLES = '';
  * instance leaves it alone, and it waits for nothing (the API shows no wait).
  */
 export const HANDLED_FAILURE = '{"kind":"handled"}';
-
-/** Terminal instance statuses: nothing runs after them. */
-export const TERMINAL_STATUSES: ReadonlySet<string> = new Set(['COMPLETED', 'FAILED', 'CANCELLED']);
-
-/** Node states shown on the monitor's graph. */
-export const NODE_STATUSES = [
-  'PENDING',
-  'READY',
-  'RUNNING',
-  'WAITING',
-  'RETRYING',
-  'COMPLETED',
-  'FAILED',
-  'SKIPPED',
-  'COMPENSATING',
-  'COMPENSATED',
-  'CANCELLED',
-] as const;
-export type NodeStatus = (typeof NODE_STATUSES)[number];
-
-/** Node states that still owe work (the instance is not done while one exists). */
-export const OPEN_NODE_STATUSES: ReadonlySet<string> = new Set(['PENDING', 'READY', 'RUNNING', 'WAITING', 'RETRYING']);
-
-/** Kinds of schedule rows. */
-export type ScheduleKind = 'run' | 'timer' | 'timeout' | 'deadline' | 'compensate';
 
 /** A `schedule` row. */
 export interface ScheduleRow {
