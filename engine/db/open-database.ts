@@ -199,6 +199,101 @@ function checkReadableSchema(raw: Database.Database, file: string): void {
   }
 }
 
+/** What {@link probeDatabase} found at a database path. */
+export interface DatabaseProbe {
+  /** The absolute path. */
+  file: string;
+  /** Whether a file is there (false: opening it for writing creates it). */
+  exists: boolean;
+}
+
+/** What a path that is not a regular file is, for messages: "a directory", "a FIFO (named pipe)", … */
+export function describeFileKind(stat: fs.Stats): string {
+  if (stat.isDirectory()) return 'a directory';
+  if (stat.isFIFO()) return 'a FIFO (named pipe)';
+  if (stat.isCharacterDevice()) return 'a character device';
+  if (stat.isBlockDevice()) return 'a block device';
+  if (stat.isSocket()) return 'a socket';
+  return stat.isFile() ? 'a regular file' : 'not a regular file';
+}
+
+/**
+ * Checks a database path before anything opens it for writing, so that a typo, a directory, an
+ * empty file or another application's file is refused with a clear error instead of becoming a
+ * new, migrated or damaged file. The check opens an existing file read-only and writes nothing.
+ *
+ * Refused: a missing file when `mustExist` (commands that read or act on instances), a missing
+ * directory, a path that is not a regular file, an empty file when `mustExist` (it may become a
+ * database, but a command that needs one must not write the schema into it), a file SQLite cannot
+ * read, and a SQLite file with tables but no Runnel schema (`user_version` 0). A file SQLite can
+ * only read by writing beside it (a WAL file in a read-only directory) passes: {@link openDatabase}
+ * then says what is wrong in full.
+ *
+ * @throws EngineError NOT_FOUND (missing file or directory), INVALID_INPUT (not a regular file),
+ *   DATABASE_CORRUPT (empty when it must exist, not SQLite, or not a Runnel database), all of
+ *   kind `user`.
+ */
+export function probeDatabase(file: string, options: { mustExist?: boolean; nativeBinding?: string } = {}): DatabaseProbe {
+  const resolved = path.resolve(file);
+  const stat = fs.statSync(resolved, { throwIfNoEntry: false });
+  if (!stat) {
+    if (options.mustExist) {
+      throw new EngineError('NOT_FOUND', `database file ${resolved} does not exist (run "npx runnel init" or pass --db)`);
+    }
+    const dir = path.dirname(resolved);
+    if (!fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory()) {
+      throw new EngineError('NOT_FOUND', `cannot create ${resolved}: directory ${dir} does not exist`);
+    }
+    return { file: resolved, exists: false };
+  }
+  if (!stat.isFile()) {
+    throw new EngineError('INVALID_INPUT', `database path ${resolved} is ${describeFileKind(stat)}, not a database file`, {
+      details: { file: resolved },
+    });
+  }
+  if (stat.size === 0) {
+    if (options.mustExist) {
+      throw new EngineError('DATABASE_CORRUPT', `${resolved} is not a Runnel database (empty file); nothing was written`, {
+        kind: 'user',
+        retryable: false,
+      });
+    }
+    return { file: resolved, exists: true };
+  }
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(resolved, {
+      readonly: true,
+      fileMustExist: true,
+      ...(options.nativeBinding === undefined ? {} : { nativeBinding: options.nativeBinding }),
+    });
+    const version = db.pragma('user_version', { simple: true }) as number;
+    const tables = (db.prepare(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'`).get() as { n: number }).n;
+    if (version === 0 && tables > 0) {
+      throw new EngineError(
+        'DATABASE_CORRUPT',
+        `${resolved} is a SQLite database but not a Runnel one (it has ${tables} other tables); refusing to touch it`,
+        { kind: 'user', retryable: false },
+      );
+    }
+  } catch (err) {
+    if (err instanceof EngineError) throw err;
+    const code = (err as { code?: string }).code ?? '';
+    if (code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_CANTOPEN')) return { file: resolved, exists: true };
+    if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') {
+      throw new EngineError(
+        'DATABASE_CORRUPT',
+        `${resolved} is not a Runnel database: the file is not SQLite or is damaged (${(err as Error).message}); nothing was written`,
+        { cause: err, kind: 'user', retryable: false },
+      );
+    }
+    throw err;
+  } finally {
+    db?.close();
+  }
+  return { file: resolved, exists: true };
+}
+
 /**
  * Opens (creating if needed) a Runnel database file and brings its schema up to date.
  *
