@@ -5,5 +5,5 @@
 import { register } from 'tsx/esm/api';
 
 register();
-const { main } = await import('../engine/cli.ts');
+const { main } = await import('../engine/cli/main.ts');
 process.exitCode = await main(process.argv);

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { displayWidth } from '../../engine/cli';
+import { displayWidth } from '../../engine/cli/output';
 import { demoTimeLimitMs, runExamples } from '../../examples/run-examples';
 import { REPO_ROOT, parseJson, runCli } from '../helpers/cli';
 import { tempDir } from '../helpers/temp-engine';

@@ -18,7 +18,7 @@ import {
 } from '../../engine/api/contract';
 import { createHandlers } from '../../engine/api/handlers';
 import type { EngineEvent } from '../../engine/api';
-import type { ServeModule } from '../../engine/cli';
+import type { ServeModule } from '../../engine/cli/commands/serve';
 import type * as serverModule from '../../server/index';
 
 describe('contract types', () => {

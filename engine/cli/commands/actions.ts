@@ -1,0 +1,109 @@
+/**
+ * The manual actions on an instance: `resume`, `approve`, `cancel` and `retry`. Each is one
+ * contract call (`instance:resume`, `instance:approve`, `instance:cancel`, `instance:retry`) with
+ * the actor recorded in history; `--wait` then works the instance until it settles.
+ */
+import { Option, type Command } from 'commander';
+import { withHost } from '../host';
+import { common, defaultActor, instanceIdArg, parseJsonFlag, parseVariables, usage, type CliRun, type CommonOptions } from '../options';
+import { CARRIES_ON, reportAfterAction } from '../report';
+
+const WAIT_HELP = 'work the instance until it ends or needs a person; exit code by its status';
+
+/** Adds `resume`, `approve`, `cancel` and `retry` to `program`. */
+export function addActionCommands(program: Command, run: CliRun): void {
+  const { io } = run;
+
+  common(
+    program
+      .command('resume')
+      .argument('<id>', 'instance id', instanceIdArg)
+      .description('resume a SUSPENDED instance: retry the failed step, skip it with a result, or fail')
+      .addOption(new Option('--action <action>', 'what to do').choices(['retry', 'skip', 'fail']).makeOptionMandatory())
+      .option('--result <json>', "for skip: the failed step's result (JSON)")
+      .option(
+        '--vars <json>',
+        "variables that REPLACE the instance's variables first (a JSON object): a variable not given, node outputs included, is removed; the diff lands in history",
+      )
+      .option('--vars-file <file>', 'the replacing variables from a JSON file (--vars keys win over its keys)')
+      .option('--actor <name>', 'who acts (recorded in history)', defaultActor())
+      .option('--wait', WAIT_HELP),
+  ).action(
+    async (
+      id: number,
+      o: CommonOptions & { action: 'retry' | 'skip' | 'fail'; result?: string; vars?: string; varsFile?: string; actor: string; wait?: boolean },
+    ) => {
+      const variables = await parseVariables(o);
+      const result = o.result === undefined ? undefined : parseJsonFlag('--result', o.result);
+      if (result !== undefined && o.action !== 'skip') throw usage('--result is only for --action skip', { flag: '--result' });
+      await withHost(o, io, 'write', async ({ engine, call }) => {
+        await call('instance:resume', { id, action: o.action, result, variables, actor: o.actor });
+        await reportAfterAction(engine, call, id, o, run, (status) =>
+          `instance ${id}: ${o.action} recorded; now ${status}${status === 'RUNNING' || status === 'COMPENSATING' ? CARRIES_ON : ''}`,
+        );
+      });
+    },
+  );
+
+  common(
+    program
+      .command('approve')
+      .argument('<id>', 'instance id', instanceIdArg)
+      .argument('<node>', 'the approval node id')
+      .description('decide an approval an instance waits for')
+      .option('--approve', 'approve')
+      .option('--reject', 'reject')
+      .option('--data <json>', 'data attached to the decision (JSON)')
+      .option('--comment <text>', 'a comment kept with the decision')
+      .option('--actor <name>', 'who decides (recorded in history)', defaultActor())
+      .option('--wait', WAIT_HELP),
+  ).action(
+    async (
+      id: number,
+      node: string,
+      o: CommonOptions & { approve?: boolean; reject?: boolean; data?: string; comment?: string; actor: string; wait?: boolean },
+    ) => {
+      if (Boolean(o.approve) === Boolean(o.reject)) throw usage('give exactly one of --approve or --reject');
+      const data = o.data === undefined ? undefined : parseJsonFlag('--data', o.data);
+      await withHost(o, io, 'write', async ({ engine, call }) => {
+        await call('instance:approve', { id, nodeId: node, approved: o.approve === true, data, comment: o.comment, actor: o.actor });
+        await reportAfterAction(engine, call, id, o, run, (status) =>
+          `instance ${id}: "${node}" ${o.approve ? 'approved' : 'rejected'}; now ${status}${CARRIES_ON}`,
+        );
+      });
+    },
+  );
+
+  common(
+    program
+      .command('cancel')
+      .argument('<id>', 'instance id', instanceIdArg)
+      .description('cancel a live instance')
+      .option('--compensate', 'run the compensations of completed steps first')
+      .option('--actor <name>', 'who cancels (recorded in history)', defaultActor())
+      .option('--wait', 'with --compensate: work the compensations until the instance ends'),
+  ).action(async (id: number, o: CommonOptions & { compensate?: boolean; actor: string; wait?: boolean }) => {
+    await withHost(o, io, 'write', async ({ engine, call }) => {
+      await call('instance:cancel', { id, compensate: o.compensate === true, actor: o.actor });
+      await reportAfterAction(engine, call, id, o, run, (status) =>
+        `instance ${id}: ${status}${status === 'COMPENSATING' ? ' (compensations run when a worker runs: npx runnel worker, or pass --wait)' : ''}`,
+      );
+    });
+  });
+
+  common(
+    program
+      .command('retry')
+      .argument('<id>', 'instance id', instanceIdArg)
+      .description('retry a FAILED instance from its failed steps (a fresh attempt budget each)')
+      .option('--actor <name>', 'who retries (recorded in history)', defaultActor())
+      .option('--wait', WAIT_HELP),
+  ).action(async (id: number, o: CommonOptions & { actor: string; wait?: boolean }) => {
+    await withHost(o, io, 'write', async ({ engine, call }) => {
+      await call('instance:retry', { id, actor: o.actor });
+      await reportAfterAction(engine, call, id, o, run, (status) =>
+        `instance ${id}: retry recorded; now ${status}${status === 'RUNNING' ? CARRIES_ON : ''}`,
+      );
+    });
+  });
+}

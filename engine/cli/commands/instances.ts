@@ -1,0 +1,131 @@
+/** Instance commands that start and read: `start`, `list` and `show`. */
+import type { Command } from 'commander';
+import { INSTANCE_STATUSES } from '../../vocabulary';
+import type { HistoryEvent } from '../../api/contract';
+import { withHost, type Call } from '../host';
+import { common, defaultActor, instanceIdArg, parseVariables, positiveInt, usage, type CliRun, type CommonOptions } from '../options';
+import { errorText, json, short, table, time } from '../output';
+import { describeInstance, waitAndReport } from '../report';
+
+/** Every history event of instance `id`, oldest first (all pages of `instance:history`). */
+async function fullHistory(call: Call, id: number): Promise<HistoryEvent[]> {
+  const events: HistoryEvent[] = [];
+  for (let afterId: number | null = 0; afterId !== null; ) {
+    const page: { events: HistoryEvent[]; nextAfterId: number | null } = await call('instance:history', { id, afterId, limit: 10_000 });
+    events.push(...page.events);
+    afterId = page.nextAfterId;
+  }
+  return events;
+}
+
+/** Adds `start`, `list` and `show` to `program`. */
+export function addInstanceCommands(program: Command, run: CliRun): void {
+  const { io } = run;
+
+  common(
+    program
+      .command('start')
+      .argument('<workflow>', 'workflow name')
+      .description('start an instance of a deployed workflow')
+      .option('--version <n>', 'workflow version (default: the latest)', positiveInt('--version'))
+      .option('--vars <json>', 'initial variables, a JSON object')
+      .option('--vars-file <file>', 'initial variables from a JSON file (--vars keys win)')
+      .option('--business-key <key>', 'a key of your own to find the instance by')
+      .option('--actor <name>', 'who starts it', defaultActor())
+      .option('--wait', 'work the instance until it ends or needs a person; exit code by its status'),
+  ).action(
+    async (
+      name: string,
+      o: CommonOptions & { version?: number; vars?: string; varsFile?: string; businessKey?: string; actor: string; wait?: boolean },
+    ) => {
+      const variables = await parseVariables(o);
+      await withHost(o, io, 'write', async ({ engine, call }) => {
+        const { id } = await call('instance:start', {
+          workflow: name,
+          version: o.version,
+          variables,
+          businessKey: o.businessKey,
+          actor: o.actor,
+        });
+        if (o.wait) run.exitCode = await waitAndReport(engine, call, id, o, run);
+        else if (o.json) json(io, { id });
+        else io.stdout(`started instance ${id} of ${name}\n`);
+      });
+    },
+  );
+
+  common(
+    program
+      .command('list')
+      .description('list instances, newest first')
+      .option('--status <statuses>', `comma-separated statuses (${INSTANCE_STATUSES.join(', ')})`)
+      .option('--workflow <name>', 'only instances of this workflow')
+      .option('--limit <n>', 'at most this many (1–1000)', positiveInt('--limit'), 50)
+      .option('--before <id>', 'only instances with a smaller id (paging)', positiveInt('--before')),
+  ).action(async (o: CommonOptions & { status?: string; workflow?: string; limit: number; before?: number }) => {
+    const status = o.status
+      ?.split(',')
+      .map((s) => s.trim().toUpperCase())
+      .filter((s) => s !== '');
+    const known = (s: string): s is (typeof INSTANCE_STATUSES)[number] => (INSTANCE_STATUSES as readonly string[]).includes(s);
+    const bad = status?.filter((s) => !known(s)) ?? [];
+    if (bad.length > 0)
+      throw usage(`--status: unknown status ${bad.join(', ')} (one of ${INSTANCE_STATUSES.join(', ')})`, { flag: '--status' });
+    if (o.limit > 1000) throw usage(`--limit must be at most 1000 (got ${o.limit})`, { flag: '--limit' });
+    const { items } = await withHost(o, io, 'read', ({ call }) =>
+      call('instance:list', { status: status?.filter(known), workflow: o.workflow, limit: o.limit, beforeId: o.before, withCounts: false }),
+    );
+    if (o.json) return json(io, items);
+    if (items.length === 0) return io.stdout('no instances\n');
+    io.stdout(
+      `${table([
+        ['ID', 'WORKFLOW', 'STATUS', 'CREATED', 'ENDED', 'NOTE'],
+        ...items.map((r) => {
+          const s = r.suspension as { nodeId?: string; error?: unknown } | undefined;
+          return [
+            String(r.id),
+            `${r.workflow} v${r.workflowVersion}`,
+            r.status,
+            time(r.createdAt),
+            time(r.endedAt),
+            s ? `at ${s.nodeId ?? '?'}: ${short(errorText(s.error), 80)}` : r.error ? short(errorText(r.error), 80) : (r.businessKey ?? ''),
+          ];
+        }),
+      ])}\n`,
+    );
+  });
+
+  common(
+    program
+      .command('show')
+      .argument('<id>', 'instance id', instanceIdArg)
+      .description('show an instance: status, nodes, variables, and what it waits for')
+      .option('--history', 'also print its history, oldest first'),
+  ).action(async (id: number, o: CommonOptions & { history?: boolean }) => {
+    await withHost(o, io, 'read', async ({ call }) => {
+      const inst = await call('instance:get', { id });
+      const history = o.history ? await fullHistory(call, id) : undefined;
+      if (o.json) return json(io, history ? { ...inst, history } : inst);
+      io.stdout(await describeInstance(call, inst, o.db));
+      io.stdout(
+        `created ${time(inst.createdAt)}, started ${time(inst.startedAt)}, ended ${time(inst.endedAt)}${inst.businessKey ? `, business key ${inst.businessKey}` : ''}\n`,
+      );
+      io.stdout(`variables: ${short(inst.variables, 2000)}\n`);
+      if (!history) return;
+      io.stdout('history:\n');
+      io.stdout(
+        `${table(
+          history.map((h) => [
+            `  ${h.id}`,
+            time(h.at),
+            h.nodeId ?? '-',
+            h.type,
+            h.attempt === null ? '' : `attempt ${h.attempt}`,
+            h.actor ? `by ${h.actor}` : '',
+            h.data === undefined ? '' : short(h.data, 160),
+          ]),
+        )}\n`,
+      );
+    });
+  });
+}

@@ -1,0 +1,131 @@
+/**
+ * Commands that work instances in this process: `run` (deploy + start + work until the instance
+ * settles), `worker` (the worker loop over every instance) and `demo` (the examples).
+ */
+import type { Command } from 'commander';
+import { probeDatabase } from '../../db/open-database';
+import { loadRegistry, readWorkflowFile, rehearse, withHost, workUntil } from '../host';
+import { ExitCode } from '../exit-codes';
+import { common, defaultActor, parseVariables, positiveInt, type CliRun, type CommonOptions } from '../options';
+import { Progress, json, shellQuote } from '../output';
+import { waitAndReport } from '../report';
+
+/** Adds `run`, `worker` and `demo` to `program`. */
+export function addWorkCommands(program: Command, run: CliRun): void {
+  const { io } = run;
+
+  common(
+    program
+      .command('run')
+      .argument('<file>', 'workflow file (JSON or YAML)')
+      .description('deploy a workflow, start it, and work it until it ends or waits for a person')
+      .option('--vars <json>', 'initial variables, a JSON object')
+      .option('--vars-file <file>', 'initial variables from a JSON file (--vars keys win)')
+      .option('--business-key <key>', 'a key of your own to find the instance by')
+      .option('--actor <name>', 'who starts it', defaultActor())
+      .option('--concurrency <n>', 'handlers running at once', positiveInt('--concurrency')),
+  ).action(
+    async (
+      file: string,
+      o: CommonOptions & { vars?: string; varsFile?: string; businessKey?: string; actor: string; concurrency?: number },
+    ) => {
+      const variables = await parseVariables(o);
+      const registry = await loadRegistry(o.plugin);
+      const start = { variables, businessKey: o.businessKey, actor: o.actor };
+      // The same save and start in memory first: an invalid file or refused variables leave no
+      // database and no deployed workflow behind.
+      const { definition } = await rehearse(registry, io, async (call) => {
+        const wf = await readWorkflowFile(file, call);
+        const saved = await call('workflow:save', { definition: wf.definition });
+        await call('instance:start', { workflow: saved.name, version: saved.version, ...start });
+        return wf;
+      });
+      await withHost(
+        o,
+        io,
+        'create',
+        async ({ engine, call }) => {
+          const dep = await call('workflow:save', { definition });
+          const { id } = await call('instance:start', { workflow: dep.name, version: dep.version, ...start });
+          if (!o.json) io.stderr(`run: ${dep.created ? 'deployed' : 'using'} ${dep.name} v${dep.version}; started instance ${id}\n`);
+          run.exitCode = await waitAndReport(engine, call, id, o, run);
+          if (!o.json) io.stderr(`details: npx runnel show ${id} --history --db ${shellQuote(o.db)}\n`);
+        },
+        o.concurrency === undefined ? {} : { concurrency: o.concurrency },
+        registry,
+      );
+    },
+  );
+
+  common(
+    program
+      .command('worker')
+      .description('work every instance in the database (until Ctrl-C, or until idle)')
+      .option('--concurrency <n>', 'handlers running at once', positiveInt('--concurrency'), 32)
+      .option('--until-idle', 'stop when no step is ready, retrying or on a timer (approvals do not count)'),
+  ).action(async (o: CommonOptions & { concurrency: number; untilIdle?: boolean }) => {
+    await withHost(
+      o,
+      io,
+      'write',
+      async ({ engine }) => {
+        const progress = new Progress(io, !o.json);
+        const finished: Record<string, number> = {};
+        let transitions = 0;
+        const off = engine.on((e) => {
+          if (e.type === 'node.changed') transitions++;
+          if (e.type === 'instance.finished') finished[e.status] = (finished[e.status] ?? 0) + 1;
+          if (e.type === 'instance.changed' && e.status === 'SUSPENDED') finished.SUSPENDED = (finished.SUSPENDED ?? 0) + 1;
+        });
+        const summary = () =>
+          `worker: ${transitions} node transitions; instances ended: ${
+            Object.entries(finished)
+              .map(([k, v]) => `${v} ${k}`)
+              .join(', ') || 'none'
+          }`;
+        let last = summary();
+        const timer = setInterval(() => {
+          const s = summary();
+          if (s !== last) progress.line(s);
+          last = s;
+        }, 1000);
+        const t0 = Date.now();
+        let completed: boolean;
+        try {
+          if (!o.json)
+            io.stderr(
+              `worker: working ${engine.db.file} with concurrency ${o.concurrency}${o.untilIdle ? ' until idle' : ' (Ctrl-C stops)'}\n`,
+            );
+          completed = await workUntil(engine, () => (o.untilIdle ? engine.isIdle() : false), run.signal);
+        } finally {
+          clearInterval(timer);
+          off();
+        }
+        if (o.json) json(io, { transitions, finished, elapsedMs: Date.now() - t0, interrupted: !completed });
+        else io.stderr(`${summary()} (${((Date.now() - t0) / 1000).toFixed(1)} s)\n`);
+        run.exitCode = completed ? ExitCode.OK : ExitCode.INTERRUPTED;
+      },
+      { concurrency: o.concurrency },
+    );
+  });
+
+  common(
+    program
+      .command('demo')
+      .description('run the examples: an OTA fleet upgrade, a purchase approval and a CSV pipeline, with a summary')
+      .option('--devices <n>', 'devices in the simulated fleet', positiveInt('--devices'), 20),
+  ).action(async (o: CommonOptions & { devices: number }) => {
+    probeDatabase(o.db);
+    const { runExamples } = await import('../../../examples/run-examples');
+    const { exitCode, summary } = await runExamples({
+      db: o.db,
+      synchronous: o.sync === 'normal' ? 'NORMAL' : 'FULL',
+      devices: o.devices,
+      progress: o.json ? undefined : (line) => io.stderr(`${line}\n`),
+      signal: run.signal,
+    });
+    if (o.json) json(io, summary);
+    else io.stdout(summary.report);
+    run.exitCode = exitCode;
+  });
+}

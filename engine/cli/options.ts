@@ -1,0 +1,136 @@
+/**
+ * Command-line options: the flags every command takes, and the parsing of numbers, ids and JSON
+ * values. A bad value is a user error (exit 2) naming its flag; nothing is opened before the
+ * flags are parsed.
+ */
+import os from 'node:os';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { LIMITS } from '../api/contract';
+import { EngineError } from '../errors';
+import { readTextFile } from './files';
+import type { CliIo } from './output';
+
+/** State shared by the commands of one `main` call. */
+export interface CliRun {
+  io: CliIo;
+  /** Set by the command that ran. */
+  exitCode: number;
+  /** Aborted on SIGINT / SIGTERM: long commands stop their worker and return 130. */
+  signal: AbortSignal;
+}
+
+/** Options every command takes (see {@link common}). */
+export interface CommonOptions {
+  db: string;
+  json?: boolean;
+  sync: 'full' | 'normal';
+  plugin: string[];
+  readOnly?: boolean;
+}
+
+/** A user error of bad command-line input: INVALID_INPUT, exit 2. */
+export function usage(message: string, details?: unknown): EngineError {
+  return new EngineError('INVALID_INPUT', message, { kind: 'user', retryable: false, details });
+}
+
+/** A commander parser of a positive safe integer, naming `flag` when the value is not one. */
+export function positiveInt(flag: string) {
+  return (value: string): number => {
+    if (!/^\d+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value))) {
+      throw new InvalidArgumentError(`${flag} must be a positive integer (got "${value}")`);
+    }
+    return Number(value);
+  };
+}
+
+/** A commander parser of a TCP port, 0–65535. */
+export function portNumber(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) > 65_535) {
+    throw new InvalidArgumentError(`--port must be 0–65535 (got "${value}")`);
+  }
+  return Number(value);
+}
+
+/** A commander parser of an instance id argument: a positive safe integer. */
+export function instanceIdArg(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value))) {
+    throw new InvalidArgumentError(`an instance id is a positive integer (got "${value}")`);
+  }
+  return Number(value);
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+/** Who acts when `--actor` is not given: the OS user name, else `cli`. */
+export function defaultActor(): string {
+  try {
+    return os.userInfo().username || 'cli';
+  } catch {
+    return 'cli';
+  }
+}
+
+function describeJsonType(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
+}
+
+/**
+ * Parses a flag's JSON value.
+ *
+ * @throws EngineError INVALID_INPUT naming the flag.
+ */
+export function parseJsonFlag(flag: string, text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw usage(`${flag} is not valid JSON: ${(err as Error).message}`, { flag });
+  }
+}
+
+function jsonObjectFlag(flag: string, value: unknown): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw usage(`${flag} must be a JSON object such as '{"deviceId":"dev-01"}', got ${describeJsonType(value)}`, { flag });
+  }
+  return value as Record<string, unknown>;
+}
+
+/**
+ * The variables of `--vars-file F` and `--vars JSON`: both must hold a JSON object; `--vars`
+ * keys win. `undefined` when neither was given. The file is read as every input file is
+ * (engine/cli/files.ts), with the contract's limit for values.
+ *
+ * @throws EngineError INVALID_INPUT naming the flag.
+ */
+export async function parseVariables(opts: { vars?: string; varsFile?: string }): Promise<Record<string, unknown> | undefined> {
+  let out: Record<string, unknown> | undefined;
+  if (opts.varsFile !== undefined) {
+    const text = await readTextFile(opts.varsFile, { flag: '--vars-file', limitBytes: LIMITS.valueBytes });
+    out = jsonObjectFlag('--vars-file', parseJsonFlag('--vars-file', text));
+  }
+  if (opts.vars !== undefined) out = { ...out, ...jsonObjectFlag('--vars', parseJsonFlag('--vars', opts.vars)) };
+  return out;
+}
+
+/** Adds the options every command takes: `--db`, `--json`, `--sync`, `--plugin`, `--read-only`. */
+export function common(cmd: Command): Command {
+  return cmd
+    .option('--db <file>', 'database file', './runnel.db')
+    .option('--json', 'machine-readable output on stdout (no progress)')
+    .addOption(
+      new Option(
+        '--sync <mode>',
+        'SQLite synchronous level: full, or normal (faster; may lose the last transactions on power loss, never corrupts)',
+      )
+        .choices(['full', 'normal'])
+        .default('full'),
+    )
+    .option('--plugin <module>', 'a module that registers custom node types (repeatable)', collect, [])
+    .option(
+      '--read-only',
+      'open the database read-only: list, show and export work, changes are refused (automatic when the file or its directory is not writable)',
+    );
+}

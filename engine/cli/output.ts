@@ -1,0 +1,190 @@
+/**
+ * What the CLI prints and where: stdout carries results (JSON with `--json`), stderr carries
+ * progress and errors. A closed pipe (`runnel run x.json --json | head -c 100`) does not crash a
+ * command: output to it is dropped and the command finishes its work (its exit code still tells
+ * the outcome).
+ */
+import { EngineError } from '../errors';
+import { ExitCode, HostCallError, exitCodeForError } from './exit-codes';
+
+/** Where the CLI writes: stdout carries results, stderr carries progress and errors. */
+export interface CliIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+/** Streams found closed (EPIPE: the reader went away); output to them is dropped. */
+const closedStreams = new WeakSet<NodeJS.WriteStream>();
+/** Streams with the EPIPE guard of {@link guardStream}. */
+const guardedStreams = new WeakSet<NodeJS.WriteStream>();
+
+/**
+ * Makes a closed pipe harmless on a process stream. An EPIPE (`| head -2`) arrives as an 'error'
+ * event, which crashes the process when nothing handles it (and a listener someone else added,
+ * such as `pipe()`'s, may rethrow it): this one swallows it and marks the stream closed.
+ */
+export function guardStream(stream: NodeJS.WriteStream): void {
+  if (guardedStreams.has(stream)) return;
+  guardedStreams.add(stream);
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED') closedStreams.add(stream);
+    else throw err;
+  });
+}
+
+/** Writes to a process stream unless its reader went away (see {@link guardStream}). */
+function writeTo(stream: NodeJS.WriteStream, text: string): void {
+  guardStream(stream);
+  if (closedStreams.has(stream) || stream.destroyed) return;
+  stream.write(text);
+}
+
+/** The process's own streams (a closed pipe is ignored: see {@link guardStream}). */
+export const processIo: CliIo = {
+  stdout: (text) => writeTo(process.stdout, text),
+  stderr: (text) => writeTo(process.stderr, text),
+};
+
+/** Prints `value` as indented JSON on stdout: what every `--json` command prints. */
+export function json(io: CliIo, value: unknown): void {
+  io.stdout(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+interface ProblemLine {
+  code: string;
+  message: string;
+}
+
+function isProblemList(v: unknown): v is ProblemLine[] {
+  return Array.isArray(v) && v.every((p) => typeof p === 'object' && p !== null && 'code' in p && 'message' in p);
+}
+
+/** The validation problems an error carries (INVALID_WORKFLOW's `details`), if any. */
+export function problemsOf(err: unknown): ProblemLine[] | undefined {
+  const details = err instanceof EngineError || err instanceof HostCallError ? err.details : undefined;
+  return isProblemList(details) ? details : undefined;
+}
+
+/**
+ * Prints an error as `error: <CODE>: message` (plus one line per validation problem) and returns
+ * the exit code: 2 for user errors, 1 otherwise. Never a stack trace for a typed error (with
+ * `RUNNEL_DEBUG` set, an unexpected one's stack follows); an untyped error is a bug and prints
+ * its stack.
+ */
+export function reportError(err: unknown, io: CliIo): number {
+  if (err instanceof EngineError || err instanceof HostCallError) {
+    io.stderr(`error: ${err.code}: ${err.message}\n`);
+    for (const p of problemsOf(err) ?? []) io.stderr(`  ${p.code} ${p.message}\n`);
+    const code = exitCodeForError(err);
+    if (code !== ExitCode.USAGE && err.stack && process.env.RUNNEL_DEBUG) io.stderr(`${err.stack}\n`);
+    return code;
+  }
+  const e = err instanceof Error ? err : new Error(String(err));
+  io.stderr(`error: INTERNAL: ${e.message}\n${e.stack ?? ''}\n`);
+  return ExitCode.FAILED;
+}
+
+/** East Asian Wide and Fullwidth ranges (Unicode UAX #11): two terminal columns each. */
+const WIDE =
+  /[\u1100-\u115f\u231a\u231b\u2329\u232a\u23e9-\u23ec\u23f0\u23f3\u25fd\u25fe\u2614\u2615\u2648-\u2653\u267f\u2693\u26a1\u26aa\u26ab\u26bd\u26be\u26c4\u26c5\u26ce\u26d4\u26ea\u26f2\u26f3\u26f5\u26fa\u26fd\u2705\u270a\u270b\u2728\u274c\u274e\u2753-\u2755\u2757\u2795-\u2797\u27b0\u27bf\u2b1b\u2b1c\u2b50\u2b55\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\ua960-\ua97f\uac00-\ud7a3\uf900-\ufaff\ufe10-\ufe19\ufe30-\ufe6f\uff00-\uff60\uffe0-\uffe6\u{16fe0}-\u{1b2ff}\u{1f004}\u{1f0cf}\u{1f18e}\u{1f191}-\u{1f19a}\u{1f1e6}-\u{1f1ff}\u{1f200}-\u{1f251}\u{1f300}-\u{1f64f}\u{1f680}-\u{1f6ff}\u{1f7e0}-\u{1f7eb}\u{1f90c}-\u{1f9ff}\u{1fa70}-\u{1faff}\u{20000}-\u{2fffd}\u{30000}-\u{3fffd}]/u;
+/**
+ * Characters that take no column: combining marks (variation selectors included) and format
+ * characters (zero-width spaces and joiners).
+ */
+const ZERO_WIDTH = /^[\p{Mn}\p{Me}\p{Cf}]+$/u;
+
+let graphemes: Intl.Segmenter | undefined;
+
+/**
+ * How many terminal columns `text` takes: per grapheme (user-perceived character), 2 for East
+ * Asian wide or fullwidth characters and emoji (an emoji presentation selector or a ZWJ sequence
+ * counts once), 0 for combining marks and other zero-width characters, else 1.
+ */
+export function displayWidth(text: string): number {
+  if (/^[\x20-\x7e]*$/.test(text)) return text.length;
+  graphemes ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+  let width = 0;
+  for (const { segment } of graphemes.segment(text)) {
+    if (ZERO_WIDTH.test(segment)) continue;
+    if (WIDE.test(segment) || segment.includes('\ufe0f') || /\p{Extended_Pictographic}\u200d/u.test(segment)) width += 2;
+    else width += 1;
+  }
+  return width;
+}
+
+/** Rows as aligned columns (two spaces apart), padded by display width so CJK and emoji line up. */
+export function table(rows: string[][]): string {
+  const widths: number[] = [];
+  for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, displayWidth(c))));
+  return rows
+    .map((r) =>
+      r
+        .map((c, i) => (i === r.length - 1 ? c : c + ' '.repeat((widths[i] ?? 0) - displayWidth(c))))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+/** An epoch-ms time as `YYYY-MM-DD HH:MM:SS.mmm` (UTC), `-` when absent. */
+export function time(ms: number | null | undefined): string {
+  return ms === null || ms === undefined ? '-' : new Date(ms).toISOString().replace('T', ' ').slice(0, 23);
+}
+
+/** A value as one line of at most `max` characters (JSON unless a string), cut with `…`. */
+export function short(value: unknown, max = 200): string {
+  const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? '');
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/** A stored error (`{ code, message }`) as `CODE: message`. */
+export function errorText(e: unknown): string {
+  if (typeof e !== 'object' || e === null) return short(e);
+  const { code, message } = e as { code?: unknown; message?: unknown };
+  return `${typeof code === 'string' ? `${code}: ` : ''}${typeof message === 'string' ? message : short(e)}`;
+}
+
+/** `value` quoted for a POSIX shell when it needs it, for the hints we print. */
+export function shellQuote(value: string): string {
+  return /^[\w./:@%+=-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * Stderr progress, throttled: at most `perSecond` lines a second; lines over the budget are
+ * counted and reported as one line when the budget refills. Silent when disabled (`--json`).
+ */
+export class Progress {
+  private windowStart = 0;
+  private inWindow = 0;
+  private dropped = 0;
+
+  constructor(
+    private readonly io: CliIo,
+    readonly enabled: boolean,
+    private readonly perSecond = 20,
+  ) {}
+
+  /** Prints one progress line, unless this second's budget is spent. */
+  line(text: string): void {
+    if (!this.enabled) return;
+    const now = Date.now();
+    if (now - this.windowStart >= 1000) {
+      this.flush();
+      this.windowStart = now;
+      this.inWindow = 0;
+    }
+    if (this.inWindow >= this.perSecond) {
+      this.dropped++;
+      return;
+    }
+    this.inWindow++;
+    this.io.stderr(`${text}\n`);
+  }
+
+  /** Says how many lines were dropped since the last line printed. */
+  flush(): void {
+    if (this.enabled && this.dropped > 0)
+      this.io.stderr(`  … ${this.dropped} more transition${this.dropped === 1 ? '' : 's'} not shown\n`);
+    this.dropped = 0;
+  }
+}

@@ -1,0 +1,165 @@
+/**
+ * How the CLI tells what an instance is doing: the human report of one instance, progress lines
+ * while it is worked, and what resume, approve, cancel and retry print after their action.
+ */
+import type { Engine, EngineEvent } from '../api';
+import type { InstanceDetail } from '../api/contract';
+import { ExitCode, exitCodeForStatus } from './exit-codes';
+import { workUntil, type Call } from './host';
+import type { CliRun, CommonOptions } from './options';
+import { Progress, errorText, json, shellQuote, short, table } from './output';
+
+/** What an instance's `suspension` holds (engine/runtime/state-machine.ts `Suspension`). */
+interface SuspensionView {
+  nodeId: string;
+  kind: 'incident' | 'compensation';
+  attempts: number;
+  error: unknown;
+}
+
+/** The hint of an instance left for a worker to carry on. */
+export const CARRIES_ON = ' (a worker carries it on: npx runnel worker, or pass --wait)';
+
+/** The human report of an instance: status line, nodes, and what a person can do next. */
+export async function describeInstance(call: Call, inst: InstanceDetail, dbFlag: string): Promise<string> {
+  const lines: string[] = [];
+  const db = shellQuote(dbFlag);
+  let order: string[] = [];
+  try {
+    order = (await call('workflow:get', { name: inst.workflow, version: inst.workflowVersion })).definition.nodes.map((n) => n.id);
+  } catch {
+    // A report without the definition's order (a deleted workflow) is still a report.
+  }
+  const rank = (id: string) => (order.includes(id) ? order.indexOf(id) : order.length);
+  const took =
+    inst.endedAt !== null && inst.startedAt !== null ? ` in ${((inst.endedAt - inst.startedAt) / 1000).toFixed(2)} s` : '';
+  lines.push(`instance ${inst.id} (${inst.workflow} v${inst.workflowVersion}) ${inst.status}${took}`);
+  const rows = inst.nodes
+    .slice()
+    .sort((a, b) => rank(a.id) - rank(b.id) || a.id.localeCompare(b.id))
+    .map((n) => [
+      `  ${n.id}`,
+      n.status,
+      n.attempt > 0 ? `attempt ${n.attempt}/${n.maxAttempts}` : '',
+      n.error && n.status !== 'COMPLETED' ? short(errorText(n.error), 120) : '',
+    ]);
+  if (rows.length > 0) lines.push(table(rows));
+  if (inst.error) lines.push(`error: ${errorText(inst.error)}`);
+  for (const n of inst.nodes) {
+    const wait = n.wait as { kind?: string; prompt?: string } | undefined;
+    if (n.status !== 'WAITING' || wait?.kind !== 'approval') continue;
+    lines.push(`waiting for a person at "${n.id}"${wait.prompt ? `: ${wait.prompt}` : ''}`);
+    lines.push(`  decide with: npx runnel approve ${inst.id} ${shellQuote(n.id)} --approve|--reject --db ${db}`);
+  }
+  const s = inst.suspension as SuspensionView | undefined;
+  if (inst.status === 'SUSPENDED' && s) {
+    lines.push(
+      `suspended at "${s.nodeId}" (${s.kind === 'incident' ? 'its retries ran out' : 'its compensation failed'} after ${s.attempts} attempt${s.attempts === 1 ? '' : 's'}): ${errorText(s.error)}`,
+    );
+    lines.push(`  resume with: npx runnel resume ${inst.id} --action retry|skip|fail --db ${db}`);
+  }
+  if (inst.status === 'FAILED') lines.push(`  retry with: npx runnel retry ${inst.id} --db ${db}`);
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * Prints per-node progress lines of instance `instanceId()` while it is worked, with the error of
+ * a failed attempt (read through `call`). Lines keep the order of the events. The returned
+ * function stops following and resolves once every line is printed.
+ */
+export function followInstance(
+  engine: Engine,
+  call: Call,
+  progress: Progress,
+  instanceId: () => number | undefined,
+): () => Promise<void> {
+  if (!progress.enabled) return () => Promise.resolve();
+  const t0 = Date.now();
+  const asked = new Set<string>();
+  // A line that needs a read waits for it; the lines after it wait their turn.
+  let printed = Promise.resolve();
+  const print = (line: () => Promise<string | undefined> | string | undefined) => {
+    printed = printed.then(async () => {
+      const text = await line();
+      if (text !== undefined) progress.line(text);
+    });
+  };
+  const off = engine.on((e: EngineEvent) => {
+    if (!('instanceId' in e) || e.instanceId !== instanceId()) return;
+    const at = `+${((Date.now() - t0) / 1000).toFixed(2)}s`;
+    if (e.type === 'node.changed') {
+      // The approval's own line already said it waits.
+      if (e.status === 'WAITING' && asked.delete(e.nodeId)) return;
+      if (e.status === 'RETRYING' || e.status === 'FAILED') {
+        const { instanceId: id, nodeId, status, attempt } = e;
+        print(async () => {
+          const node = await call('instance:get', { id })
+            .then((inst) => inst.nodes.find((n) => n.id === nodeId))
+            .catch(() => undefined);
+          const error = node?.error ? `: ${short(errorText(node.error), 160)}` : '';
+          return `  ${at}  ${nodeId}  ${status} after attempt ${attempt ?? node?.attempt ?? '?'}${error}`;
+        });
+      } else {
+        const extra = e.attempt !== undefined && e.status === 'RUNNING' ? ` (attempt ${e.attempt})` : '';
+        print(() => `  ${at}  ${e.nodeId}  ${e.status}${extra}`);
+      }
+    } else if (e.type === 'approval.requested') {
+      asked.add(e.nodeId);
+      print(() => `  ${at}  ${e.nodeId}  waits for a person${e.prompt ? `: ${short(e.prompt, 160)}` : ''}`);
+    } else if (e.type === 'instance.changed' || e.type === 'instance.finished') {
+      print(() => `  ${at}  instance ${e.status}`);
+    }
+  });
+  return async () => {
+    off();
+    await printed;
+  };
+}
+
+/**
+ * Works instance `id` until it settles (ends, or can go on only by a person) or the run is
+ * interrupted, prints it, and returns the exit code of its status (130 when interrupted).
+ */
+export async function waitAndReport(engine: Engine, call: Call, id: number, o: CommonOptions, run: CliRun): Promise<number> {
+  const progress = new Progress(run.io, !o.json);
+  const stop = followInstance(engine, call, progress, () => id);
+  let settled: boolean;
+  try {
+    settled = await workUntil(engine, () => engine.isSettled(id), run.signal);
+  } finally {
+    await stop();
+    progress.flush();
+  }
+  const inst = await call('instance:get', { id });
+  if (o.json) json(run.io, inst);
+  else run.io.stdout(await describeInstance(call, inst, o.db));
+  if (!settled) {
+    run.io.stderr(
+      `interrupted: instance ${id} is ${inst.status}; a worker carries it on (npx runnel worker --db ${shellQuote(o.db)})\n`,
+    );
+    return ExitCode.INTERRUPTED;
+  }
+  return exitCodeForStatus(inst.status);
+}
+
+/**
+ * What resume, approve, cancel and retry print after their action: with `--wait`, work the
+ * instance and set the exit code from its end; otherwise the instance (`--json`) or the one line
+ * `describe` makes of its status.
+ */
+export async function reportAfterAction(
+  engine: Engine,
+  call: Call,
+  id: number,
+  o: CommonOptions & { wait?: boolean },
+  run: CliRun,
+  describe: (status: string) => string,
+): Promise<void> {
+  if (o.wait) {
+    run.exitCode = await waitAndReport(engine, call, id, o, run);
+    return;
+  }
+  const after = await call('instance:get', { id });
+  if (o.json) json(run.io, after);
+  else run.io.stdout(`${describe(after.status)}\n`);
+}
