@@ -29,10 +29,10 @@ export interface InputFileSpec {
 /** Bytes read at a time. */
 const CHUNK_BYTES = 1024 * 1024;
 
-/** `n` bytes for people: `5242880 bytes (5 MiB)`. */
-function bytesText(n: number): string {
+/** A size limit for people: `5242880 bytes (5 MiB)`. */
+function limitText(n: number): string {
   const mib = n / (1024 * 1024);
-  return mib >= 1 ? `${n} bytes (${Number.isInteger(mib) ? mib : mib.toFixed(1)} MiB)` : `${n} bytes`;
+  return Number.isInteger(mib) ? `${n} bytes (${mib} MiB)` : `${n} bytes`;
 }
 
 /**
@@ -83,9 +83,10 @@ export async function readTextFile(file: string, spec: InputFileSpec): Promise<s
       details: { file: path.resolve(file), ...(spec.flag === undefined ? {} : { flag: spec.flag }), ...extra },
       ...(cause === undefined ? {} : { cause }),
     });
-  const tooLarge = (size: string) =>
-    refuse('INVALID_INPUT', `${subject} is ${size}, above the limit of ${bytesText(spec.limitBytes)}`, {
+  const tooLarge = (size: string, sizeBytes?: number) =>
+    refuse('INVALID_INPUT', `${subject} is ${size}, above the limit of ${limitText(spec.limitBytes)}`, {
       limitBytes: spec.limitBytes,
+      ...(sizeBytes === undefined ? {} : { sizeBytes }),
     });
 
   let handle: fs.promises.FileHandle;
@@ -99,7 +100,7 @@ export async function readTextFile(file: string, spec: InputFileSpec): Promise<s
   try {
     const stat = await handle.stat();
     if (!stat.isFile()) throw refuse('INVALID_INPUT', `${subject} is ${describeFileKind(stat)}, not a regular file`);
-    if (stat.size > spec.limitBytes) throw tooLarge(bytesText(stat.size));
+    if (stat.size > spec.limitBytes) throw tooLarge(`${stat.size} bytes`, stat.size);
     // Read at most one byte past the limit: a file may grow after the check, and some (in /proc)
     // report a size of 0.
     const chunks: Buffer[] = [];
@@ -110,7 +111,7 @@ export async function readTextFile(file: string, spec: InputFileSpec): Promise<s
       if (bytesRead === 0) break;
       chunks.push(chunk.subarray(0, bytesRead));
       total += bytesRead;
-      if (total > spec.limitBytes) throw tooLarge(`more than ${bytesText(spec.limitBytes)} (it grew while read)`);
+      if (total > spec.limitBytes) throw tooLarge(`more than ${spec.limitBytes} bytes (it grew while read)`);
     }
     bytes = Buffer.concat(chunks, total);
   } catch (err) {
