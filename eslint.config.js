@@ -31,6 +31,17 @@ export default tseslint.config(
     },
   },
   {
+    // The CLI is a host like the other two: data goes through the contract's dispatch and the
+    // Engine's public API (engine/api), never SQL of its own or the runtime's internals.
+    files: ['engine/cli/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['better-sqlite3', '**/db/repositories/*', '**/runtime/*'], message: 'engine/cli reaches the engine through engine/api (dispatch, Engine) and engine/db/open-database only.' }] },
+      ],
+    },
+  },
+  {
     // The API contract is imported by the renderer: zod and type-only DSL imports only.
     files: ['engine/api/contract.ts'],
     rules: {
