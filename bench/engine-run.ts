@@ -4,6 +4,7 @@
  * its events, as a host would see them.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import type { SqliteEngine} from '../engine/api/index';
 import { Engine, type EngineEvent, type EngineOptions } from '../engine/api/index';
 import type { RunnelDb } from '../engine/db/open-database';
 import type { WorkflowInput } from '../engine/dsl/schema';
@@ -16,7 +17,7 @@ export function openEngine(
   file: string,
   sync: Sync,
   options: Pick<EngineOptions, 'concurrency' | 'pollIntervalMs' | 'walAutocheckpoint'> = {},
-): Engine {
+): SqliteEngine {
   return Engine.open(file, { synchronous: sync, registry: benchRegistry(), ...options });
 }
 
@@ -48,7 +49,7 @@ export class Probe {
   private readonly dueAt = new Map<number, number>();
   private readonly off: () => void;
 
-  constructor(engine: Engine) {
+  constructor(engine: SqliteEngine) {
     const db = engine.db as { write: RunnelDb['write'] };
     const write = db.write;
     db.write = <T>(fn: (raw: Parameters<Parameters<RunnelDb['write']>[0]>[0]) => T): Promise<T> => {
@@ -138,7 +139,7 @@ export class Probe {
 }
 
 /** Starts `n` instances of `name` in transactions of at most 5,000. */
-export async function startBatch(engine: Engine, name: string, n: number, firstIndex = 0): Promise<number[]> {
+export async function startBatch(engine: SqliteEngine, name: string, n: number, firstIndex = 0): Promise<number[]> {
   const ids: number[] = [];
   for (let done = 0; done < n; done += 5000) {
     const chunk = Array.from({ length: Math.min(5000, n - done) }, (_, i) =>
@@ -171,7 +172,7 @@ export interface EngineThroughput {
  * until every one finished. Throughput = node attempts committed / seconds.
  */
 export async function engineThroughput(
-  engine: Engine,
+  engine: SqliteEngine,
   sync: Sync,
   workflow: WorkflowInput,
   n: number,
@@ -214,7 +215,7 @@ export async function engineThroughput(
  * Parks `n` live instances, each WAITING on a one-day `delay` (its timer row stays in
  * `schedule`), then checkpoints the WAL away. Returns seconds taken.
  */
-export async function populate(engine: Engine, n: number): Promise<number> {
+export async function populate(engine: SqliteEngine, n: number): Promise<number> {
   const t0 = nowMs();
   await engine.deploy(HOLD);
   const probe = new Probe(engine);
@@ -258,7 +259,7 @@ export interface EngineOpenLoop {
  * live population; then waits for the stragglers.
  */
 export async function engineOpenLoop(
-  engine: Engine,
+  engine: SqliteEngine,
   sync: Sync,
   population: number,
   ratePerSec: number,
@@ -326,7 +327,7 @@ export interface EngineFootprint {
 
 /** `n` instances of `workflow` run to COMPLETED; file bytes (history included) per instance. */
 export async function engineFootprint(
-  engine: Engine,
+  engine: SqliteEngine,
   workflow: WorkflowInput,
   n: number,
 ): Promise<EngineFootprint> {

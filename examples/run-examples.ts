@@ -13,6 +13,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { SqliteEngine } from '../engine/runtime/engine';
 import { Engine } from '../engine/runtime/engine';
 import { createDefaultRegistry } from '../engine/nodes/index';
 import { parseWorkflowText } from '../engine/dsl/parse';
@@ -114,7 +115,7 @@ export interface DemoSummary {
   report: string;
 }
 
-type Instance = ReturnType<Engine['getInstance']>;
+type Instance = Awaited<ReturnType<SqliteEngine['getInstance']>>;
 
 const EXPECTED_OTA: Record<DeviceFate, string> = {
   upgrade: 'COMPLETED (upgraded)',
@@ -218,7 +219,7 @@ function tally(t: WorkflowTally, inst: Instance): boolean {
   }
 }
 
-async function deployExample(engine: Engine, file: string): Promise<{ name: string; version: number }> {
+async function deployExample(engine: SqliteEngine, file: string): Promise<{ name: string; version: number }> {
   const raw = parseWorkflowText(await fs.promises.readFile(file, 'utf8'), file);
   const r = await engine.deploy(raw);
   return { name: r.name, version: r.version };
@@ -385,10 +386,10 @@ export async function runExamples(
     try {
       for (;;) {
         if (options.signal?.aborted || Date.now() > deadline) break;
-        for (const id of working) if (engine.isSettled(id)) working.delete(id);
+        for (const id of working) if ((await engine.isSettled(id))) working.delete(id);
         for (const [id, decision] of decisions) {
           if (working.has(id)) continue;
-          const inst = engine.getInstance(id);
+          const inst = (await engine.getInstance(id));
           if (!isWaitingForPerson(inst)) continue;
           const since = waitingSince.get(id) ?? Date.now();
           waitingSince.set(id, since);
@@ -423,7 +424,7 @@ export async function runExamples(
     const outcomes: DemoOutcome[] = [];
     let accounted = 0;
     for (const l of launched) {
-      const inst = engine.getInstance(l.id);
+      const inst = (await engine.getInstance(l.id));
       if (tally(tallies[l.workflow] ?? emptyTally(), inst)) accounted++;
       const actual =
         l.workflow === ota.name
@@ -439,7 +440,7 @@ export async function runExamples(
         actual,
       });
     }
-    const pipe = engine.getInstance(pipelineId);
+    const pipe = (await engine.getInstance(pipelineId));
     const extract = node(pipe, 'extract')?.output as { count?: number } | undefined;
     const cleaned = pipe.variables.cleaned as { kept?: number } | undefined;
     const loaded = pipe.variables.loaded as { rows?: number; total?: number } | undefined;

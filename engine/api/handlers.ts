@@ -9,7 +9,6 @@ import { stringify as toYaml } from 'yaml';
 import type { z } from 'zod';
 import { EngineError } from '../errors';
 import { exportWorkflow, parseWorkflowText, validateWorkflow } from '../dsl';
-import { createInstanceCountRepository } from '../db/repositories/instance-count-repository';
 import type { Engine } from '../runtime/engine';
 import {
   contract,
@@ -36,33 +35,20 @@ function fileBase(name: string): string {
 /**
  * The contract's handler map over `engine`.
  *
- * Reads run synchronously on the engine's connection; actions go through the engine's write path
+ * Reads go through the engine's read model; actions through its write path (the state machine)
  * and answer with the instance's state after the change, so a UI can chain `expectedVersion`.
  * Handlers throw EngineErrors (NOT_FOUND, INVALID_STATE, CONFLICT, …); `dispatch` makes them data.
  */
 export function createHandlers(engine: Engine): Handlers {
-  const counts = createInstanceCountRepository(engine.db.raw);
-  const stateOf = (id: number): InstanceState => {
-    const inst = engine.getInstance(id);
-    return { id: inst.id, status: inst.status, version: inst.version };
-  };
+  const stateOf = (id: number): Promise<InstanceState> => engine.instanceState(id);
 
   return {
-    'workflow:list': async () =>
-      engine.listWorkflows().map((w) => ({
-        name: w.name,
-        latestVersion: w.latest_version,
-        latestId: w.latest_id,
-        versions: w.versions,
-        updatedAt: w.updated_at,
-        instances: w.instances,
-        liveInstances: w.live_instances,
-      })),
+    'workflow:list': async () => engine.listWorkflows(),
 
     'workflow:get': async ({ name, version }) => engine.getWorkflow(name, version),
 
     'workflow:versions': async ({ name }) => {
-      const versions = engine.listVersions(name);
+      const versions = await engine.listVersions(name);
       if (versions.length === 0) throw new EngineError('NOT_FOUND', `workflow "${name}" does not exist`);
       return versions;
     },
@@ -78,7 +64,7 @@ export function createHandlers(engine: Engine): Handlers {
     },
 
     'workflow:export': async ({ name, version, format }) => {
-      const wf = engine.getWorkflow(name, version);
+      const wf = await engine.getWorkflow(name, version);
       const definition = exportWorkflow(wf.definition);
       const text =
         format === 'yaml' ? toYaml(definition, { lineWidth: 0 }) : `${JSON.stringify(definition, null, 2)}\n`;
@@ -118,7 +104,7 @@ export function createHandlers(engine: Engine): Handlers {
         waitingFor: input.waitingFor,
         node: input.node,
       };
-      const items = engine.listInstances({
+      const items = await engine.listInstances({
         ...filter,
         status: input.status,
         ids: input.ids,
@@ -129,16 +115,16 @@ export function createHandlers(engine: Engine): Handlers {
       const last = items[items.length - 1];
       const nextBeforeId = items.length === input.limit && last !== undefined ? last.id : null;
       return input.withCounts
-        ? { items, nextBeforeId, counts: counts.countByStatus(filter) }
+        ? { items, nextBeforeId, counts: await engine.countByStatus(filter) }
         : { items, nextBeforeId };
     },
 
     'instance:get': async ({ id }) => engine.getInstance(id),
 
     'instance:history': async ({ id, afterId, limit }) => {
-      const events = engine.history(id, afterId, limit);
+      const events = await engine.history(id, afterId, limit);
       // An empty first page may mean "no such instance": say so rather than answer [].
-      if (events.length === 0 && afterId === 0) engine.getInstance(id);
+      if (events.length === 0 && afterId === 0) await engine.getInstance(id);
       const last = events[events.length - 1];
       return { events, nextAfterId: events.length === limit && last !== undefined ? last.id : null };
     },
@@ -163,7 +149,7 @@ export function createHandlers(engine: Engine): Handlers {
       return stateOf(id);
     },
 
-    'metrics:get': async () => ({ ...engine.metrics(), oldestWaiting: engine.oldestWaiting() }),
+    'metrics:get': async () => ({ ...(await engine.metrics()), oldestWaiting: await engine.oldestWaiting() }),
 
     'instance:approvals': async ({ workflow, limit }) => engine.listApprovals({ workflow, limit }),
 
@@ -171,7 +157,7 @@ export function createHandlers(engine: Engine): Handlers {
       // Cancel applies to live instances (not one already COMPENSATING: its chain must finish);
       // retry to FAILED ones. The filter's own statuses narrow that further.
       const eligible = action === 'cancel' ? ['PENDING', 'RUNNING', 'WAITING', 'SUSPENDED'] : ['FAILED'];
-      const match = engine.matchInstances(
+      const match = await engine.matchInstances(
         {
           status: filter.status,
           workflow: filter.workflow,
@@ -229,7 +215,7 @@ export function createHandlers(engine: Engine): Handlers {
         throw new EngineError('INVALID_INPUT', `metrics:series: ${buckets} buckets of ${bucketMs} ms, above the limit of ${LIMITS.seriesBuckets}: widen bucketMs or narrow the range`);
       }
       const stop = start + buckets * bucketMs;
-      return { from: start, to: stop, bucketMs, points: engine.metricsSeries(start, stop, bucketMs, workflow) };
+      return { from: start, to: stop, bucketMs, points: await engine.metricsSeries(start, stop, bucketMs, workflow) };
     },
   };
 }

@@ -4,6 +4,7 @@
  */
 export {
   Engine,
+  SqliteEngine,
   diffVariables,
   type ApproveOptions,
   type DeployResult,
@@ -14,7 +15,7 @@ export {
 } from '../runtime/engine';
 export type { EngineEvent, EngineListener } from '../runtime/events';
 export { ManualClock, OffsetClock, systemClock, type Clock } from '../runtime/clock';
-export type { Suspension } from '../runtime/state-machine';
-export type { InstanceFilter } from '../db/repositories/instance-repository';
+export type { Suspension } from '../store/queries';
+export type { InstanceFilter } from '../store/port';
 export { INSTANCE_STATUSES, NODE_STATUSES, type InstanceStatus, type NodeStatus } from '../vocabulary';
 export { EngineError, ErrorCodes, type ErrorCode, type SerializedError } from '../errors';

@@ -186,11 +186,11 @@ export async function readWorkflowFile(file: string, call: Call): Promise<Workfl
  * aborts, with the engine's own `runUntil`. Returns whether `done()` was reached; the worker is
  * stopped (claims committed or released) before this returns.
  */
-export async function workUntil(engine: Engine, done: () => boolean, signal: AbortSignal): Promise<boolean> {
+export async function workUntil(engine: Engine, done: () => boolean | Promise<boolean>, signal: AbortSignal): Promise<boolean> {
   let reached = false;
   engine.startWorker();
   try {
-    await engine.runUntil(() => (reached = done()) || signal.aborted);
+    await engine.runUntil(async () => (reached = await done()) || signal.aborted, undefined, { pollMs: 20 });
   } finally {
     await engine.stopWorker();
   }

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SqliteEngine } from '../../engine/runtime/engine';
 import { Engine } from '../../engine/runtime/engine';
 import { createDefaultRegistry } from '../../engine/nodes/registry';
 import { register as registerPipelineNodes } from '../../examples/pipeline-nodes';
@@ -30,7 +31,7 @@ function chromiumPath(): string {
 }
 
 let work: string;
-let engine: Engine;
+let engine: SqliteEngine;
 let server: RunningServer;
 let context: BrowserContext;
 let page: Page;

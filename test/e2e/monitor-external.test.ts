@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SqliteEngine } from '../../engine/runtime/engine';
 import { Engine } from '../../engine/runtime/engine';
 import {
   notReloaded,
@@ -17,7 +18,7 @@ import {
 } from '../helpers/monitor-app';
 
 let app: MonitorApp;
-let other: Engine | undefined;
+let other: SqliteEngine | undefined;
 
 beforeAll(async () => {
   // The host runs no worker: everything below happens in the other engine only.
@@ -45,8 +46,8 @@ describe('changes made by another process', () => {
       JSON.parse(fs.readFileSync(path.join(ROOT, 'test/fixtures/api-quick.workflow.json'), 'utf8')),
     );
     const id = await other.start('api-quick');
-    await other.runUntil(() => other?.isSettled(id) ?? true, 20_000);
-    expect(other.getInstance(id).status).toBe('COMPLETED');
+    await other.runUntil(async () => (await other?.isSettled(id)) ?? true, 20_000);
+    expect((await other.getInstance(id)).status).toBe('COMPLETED');
 
     // then the sidebar lists the workflow and the row shows COMPLETED, without a reload
     await waitUntil(

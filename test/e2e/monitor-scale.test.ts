@@ -29,8 +29,8 @@ beforeAll(async () => {
   app = await startMonitorApp({
     workflows: ['examples/ota-upgrade.workflow.json'],
     engine: { pollIntervalMs: 50 },
-    prepare: (engine) => {
-      const id = engine.listWorkflows()[0]?.latest_id ?? 0;
+    prepare: async (engine) => {
+      const id = (await engine.listWorkflows())[0]?.latestId ?? 0;
       inserted = insertManyInstances(engine.db.raw, {
         workflowId: id,
         nodeIds: wf.nodes.map((n) => n.id),

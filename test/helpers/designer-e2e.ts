@@ -13,6 +13,7 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { build } from 'vite';
 import type { Result } from '../../engine/api/contract';
 import { createDefaultRegistry } from '../../engine/nodes/registry';
+import type { SqliteEngine } from '../../engine/runtime/engine';
 import { Engine } from '../../engine/runtime/engine';
 import { register as registerPipelineNodes } from '../../examples/pipeline-nodes';
 import { startServer, type RunningServer } from '../../server/index';
@@ -43,7 +44,7 @@ export function chromiumPath(): string {
 /** A running app: engine, host, browser page. */
 export interface DesignerApp {
   work: string;
-  engine: Engine;
+  engine: SqliteEngine;
   server: RunningServer;
   context: BrowserContext;
   page: Page;

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { build } from 'vite';
+import type { SqliteEngine} from '../../engine/runtime/engine';
 import { Engine, type EngineOptions } from '../../engine/runtime/engine';
 import { startServer, type RunningServer } from '../../server/index';
 
@@ -33,7 +34,7 @@ export function chromiumPath(): string {
 /** A running monitor: engine, host, browser page. */
 export interface MonitorApp {
   work: string;
-  engine: Engine;
+  engine: SqliteEngine;
   server: RunningServer;
   context: BrowserContext;
   page: Page;
@@ -50,7 +51,7 @@ export interface MonitorAppOptions {
   workflows?: string[];
   engine?: EngineOptions;
   /** Runs on the engine before the host starts (e.g. inserting rows). */
-  prepare?: (engine: Engine) => Promise<void> | void;
+  prepare?: (engine: SqliteEngine) => Promise<void> | void;
   viewport?: { width: number; height: number };
   /** Run the engine's worker loop in the host (default true). */
   hostWorker?: boolean;

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { EngineError } from '../../engine/errors';
 import { createDefaultRegistry, type NodeRegistry } from '../../engine/nodes/registry';
 import type { NodeContext, NodeType } from '../../engine/nodes/types';
-import type { Engine } from '../../engine/runtime/engine';
+import type { SqliteEngine } from '../../engine/runtime/engine';
 
 /** One handler call as a probe type saw it. */
 export interface ProbeCall {
@@ -221,9 +221,9 @@ export function turn(ms = 0): Promise<void> {
  *
  * @throws Error naming `what` when `done()` is still false after `budgetMs` of real time.
  */
-export async function tickUntil(engine: Engine, done: () => boolean, what: string, budgetMs = 10_000): Promise<void> {
+export async function tickUntil(engine: SqliteEngine, done: () => boolean | Promise<boolean>, what: string, budgetMs = 10_000): Promise<void> {
   const deadline = Date.now() + budgetMs;
-  while (!done()) {
+  while (!(await done())) {
     if (Date.now() > deadline) throw new Error(`not reached within ${budgetMs} ms of ticks: ${what}`);
     await engine.tick();
     await turn();
@@ -231,7 +231,7 @@ export async function tickUntil(engine: Engine, done: () => boolean, what: strin
 }
 
 /** Runs `n` worker turns by hand; returns the work each turn reported. */
-export async function tickTimes(engine: Engine, n: number): Promise<number[]> {
+export async function tickTimes(engine: SqliteEngine, n: number): Promise<number[]> {
   const worked: number[] = [];
   for (let i = 0; i < n; i++) {
     worked.push(await engine.tick());
@@ -241,7 +241,7 @@ export async function tickTimes(engine: Engine, n: number): Promise<number[]> {
 }
 
 /** Schedule rows of an instance (`kind` and due time), read from the file. */
-export function scheduleRows(engine: Engine, instanceId: number): { kind: string; node_id: string | null; next_run_at: number; lease_owner: string | null }[] {
+export function scheduleRows(engine: SqliteEngine, instanceId: number): { kind: string; node_id: string | null; next_run_at: number; lease_owner: string | null }[] {
   return engine.db.raw
     .prepare<[number], { kind: string; node_id: string | null; next_run_at: number; lease_owner: string | null }>(
       'SELECT kind, node_id, next_run_at, lease_owner FROM schedule WHERE instance_id = ? ORDER BY id',
@@ -250,6 +250,12 @@ export function scheduleRows(engine: Engine, instanceId: number): { kind: string
 }
 
 /** A node's status in an instance (undefined when the node is unknown). */
-export function nodeStatus(engine: Engine, instanceId: number, nodeId: string): string | undefined {
-  return engine.getInstance(instanceId).nodes.find((n) => n.id === nodeId)?.status;
+export async function nodeStatus(engine: SqliteEngine, instanceId: number, nodeId: string): Promise<string | undefined> {
+  return (await engine.getInstance(instanceId)).nodes.find((n) => n.id === nodeId)?.status;
+}
+
+/** Whether `pred` holds for every item, each awaited in turn (Array#every with an async predicate). */
+export async function everyOf<T>(items: readonly T[], pred: (item: T) => boolean | Promise<boolean>): Promise<boolean> {
+  for (const item of items) if (!(await pred(item))) return false;
+  return true;
 }

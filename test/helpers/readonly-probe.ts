@@ -12,7 +12,7 @@ const [file, id] = process.argv.slice(2);
 let out: Record<string, unknown>;
 try {
   const engine = Engine.open(file ?? '');
-  out = { readonly: engine.db.readonly, status: engine.getInstance(Number(id)).status };
+  out = { readonly: engine.db.readonly, status: (await engine.getInstance(Number(id))).status };
   try {
     await engine.start('ro');
     out.startCode = 'none';

@@ -79,23 +79,29 @@ process.stdout.write(`RUNNEL_WORKER_READY ${Date.now()}\n`);
 
 let stuckSince: number | undefined;
 if (exitWhenIdle) {
+  let checking = false;
   idleTimer = setInterval(
     () => {
-      if (stopping || !engine.isIdle()) {
-        stuckSince = undefined;
-        return;
-      }
-      const n = live.get()?.n ?? 0;
-      if (n === 0) {
-        void stop(0);
-        return;
-      }
-      stuckSince ??= Date.now();
-      if (Date.now() - stuckSince > stuckMs) {
-        console.error(`RUNNEL_WORKER_STUCK ${n} live instance(s) but no schedule row for ${stuckMs} ms`);
-        void stop(3);
-      }
+      if (checking) return;
+      checking = true;
+      void check().finally(() => (checking = false));
     },
     Math.max(10, pollIntervalMs),
   );
+  const check = async (): Promise<void> => {
+    if (stopping || !(await engine.isIdle())) {
+      stuckSince = undefined;
+      return;
+    }
+    const n = live.get()?.n ?? 0;
+    if (n === 0) {
+      void stop(0);
+      return;
+    }
+    stuckSince ??= Date.now();
+    if (Date.now() - stuckSince > stuckMs) {
+      console.error(`RUNNEL_WORKER_STUCK ${n} live instance(s) but no schedule row for ${stuckMs} ms`);
+      void stop(3);
+    }
+  };
 }

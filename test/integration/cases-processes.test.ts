@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { SqliteEngine } from '../../engine/runtime/engine';
 import { Engine } from '../../engine/runtime/engine';
 import {
   busyErrors,
@@ -35,7 +36,7 @@ interface Ctx {
   dir: string;
   file: string;
   callLog: string;
-  engine: Engine;
+  engine: SqliteEngine;
   cleanup: () => void;
 }
 
@@ -64,19 +65,19 @@ afterEach(async () => {
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-type History = ReturnType<Engine['history']>;
+type History = Awaited<ReturnType<SqliteEngine['history']>>;
 const ofNode = (h: History, nodeId: string, type: string) =>
   h.filter((e) => e.nodeId === nodeId && e.type === type);
 
 /** Rows the file still schedules. */
 function scheduleRows(
-  engine: Engine,
+  engine: SqliteEngine,
 ): { kind: string; node_id: string | null; lease_owner: string | null; next_run_at: number }[] {
   return engine.db.raw.prepare(`SELECT kind, node_id, lease_owner, next_run_at FROM schedule`).all() as never;
 }
 
 /** Instances that are RUNNING without a schedule row under a live lease at `now`. */
-function runningWithoutLease(engine: Engine, now: number): number[] {
+function runningWithoutLease(engine: SqliteEngine, now: number): number[] {
   const rows = engine.db.raw
     .prepare(
       `SELECT i.id FROM instance i WHERE i.status = 'RUNNING' AND NOT EXISTS (
@@ -132,16 +133,16 @@ describe('handed cases with real processes', () => {
     const died = await first.exited;
     expect(died.signal, first.stderr()).toBe('SIGKILL');
     expect(requests.map((r) => r.path)).toEqual(['/charge']);
-    expect(engine.getInstance(id).status).toBe('RUNNING');
+    expect((await engine.getInstance(id)).status).toBe('RUNNING');
 
     // and a second worker (no faults) starts on the same file
     const second = spawnWorker({ db: file, callLog, leaseMs: 500 });
     expect(await second.exited, second.stderr()).toEqual({ code: 0, signal: null });
 
     // then the instance ends COMPLETED once, notify was called once, charge twice with one key
-    const inst = engine.getInstance(id);
+    const inst = (await engine.getInstance(id));
     expect(inst.status).toBe('COMPLETED');
-    const h = engine.history(id);
+    const h = (await engine.history(id));
     expect(h.filter((e) => e.type === 'instance.completed')).toHaveLength(1);
     expect(requests.filter((r) => r.path === '/notify')).toEqual([{ path: '/notify', key: `${id}:notify` }]);
     const charges = requests.filter((r) => r.path === '/charge');
@@ -180,7 +181,7 @@ describe('handed cases with real processes', () => {
 
     // when the worker is killed 500 ms after attempt 1 failed
     const failed1 = await waitFor(
-      () => ofNode(engine.history(id), 'flaky', 'node.failed')[0],
+      async () => ofNode((await engine.history(id)), 'flaky', 'node.failed')[0],
       15_000,
       'attempt 1 failed',
     );
@@ -191,7 +192,7 @@ describe('handed cases with real processes', () => {
     first.kill('SIGKILL');
     expect((await first.exited).signal).toBe('SIGKILL');
     // while it is down, the instance waits for its retry (it is not RUNNING without a lease)
-    expect(engine.getInstance(id).status).toBe('WAITING');
+    expect((await engine.getInstance(id)).status).toBe('WAITING');
     expect(scheduleRows(engine)).toEqual([
       { kind: 'run', node_id: 'flaky', lease_owner: null, next_run_at: retryAt },
     ]);
@@ -218,10 +219,10 @@ describe('handed cases with real processes', () => {
       `C02: the overdue retry started ${attempt2!.at - readyAt} ms after the new worker's loop started`,
     );
     expect(attempt2!.at - readyAt).toBeLessThanOrEqual(POLL_MS + STARTUP_SLACK_MS);
-    const h = engine.history(id);
+    const h = (await engine.history(id));
     expect(ofNode(h, 'flaky', 'node.failed').map((e) => e.attempt)).toEqual([1, 2]);
     expect(ofNode(h, 'flaky', 'node.completed').map((e) => e.attempt)).toEqual([3]);
-    expect(engine.getInstance(id).status).toBe('COMPLETED');
+    expect((await engine.getInstance(id)).status).toBe('COMPLETED');
     expect(scheduleRows(engine)).toEqual([]);
     expect(orphans).toEqual([]);
   });
@@ -245,7 +246,7 @@ describe('handed cases with real processes', () => {
       'c03-one',
       Array.from({ length: 500 }, (_, i) => ({ i })),
     );
-    await waitFor(() => engine.metrics().counts.COMPLETED === 500, 60_000, '500 instances COMPLETED', 50);
+    await waitFor(async () => (await engine.metrics()).counts.COMPLETED === 500, 60_000, '500 instances COMPLETED', 50);
     for (const w of workers) w.kill('SIGTERM');
     const exits = await Promise.all(workers.map((w) => w.exited));
 
@@ -287,7 +288,7 @@ describe('handed cases with real processes', () => {
 
       // when the engine stops 300 ms after nap waits, and a new one starts 3 s later
       const started = await waitFor(
-        () => ofNode(engine.history(id), 'nap', 'timer.started')[0],
+        async () => ofNode((await engine.history(id)), 'nap', 'timer.started')[0],
         15_000,
         'nap waiting',
       );
@@ -299,7 +300,7 @@ describe('handed cases with real processes', () => {
         signal === 'SIGTERM' ? 0 : 'SIGKILL',
       );
       const stoppedAt = Date.now();
-      expect(engine.getInstance(id).nodes.find((n) => n.id === 'nap')?.status).toBe('WAITING');
+      expect((await engine.getInstance(id)).nodes.find((n) => n.id === 'nap')?.status).toBe('WAITING');
       await sleep(Math.max(0, stoppedAt + 3000 - Date.now()));
       const second = spawnWorker({ db: file, callLog, leaseMs: 500 });
       const readyAt = await second.ready;
@@ -312,14 +313,14 @@ describe('handed cases with real processes', () => {
       console.log(`C04 (${signal}): b started ${b[0]!.at - readyAt} ms after the new worker's loop started`);
       expect(b[0]!.at - readyAt).toBeLessThanOrEqual(POLL_MS + STARTUP_SLACK_MS);
       // and history has one timer firing for nap, at or after its due time
-      const h = engine.history(id);
+      const h = (await engine.history(id));
       expect(ofNode(h, 'nap', 'timer.started')).toHaveLength(1);
       const fired = ofNode(h, 'nap', 'node.completed');
       expect(fired).toHaveLength(1);
       expect(fired[0]!.at).toBeGreaterThanOrEqual(until);
       expect(ofNode(h, 'nap', 'node.recovered')).toEqual([]);
       expect(ofNode(h, 'b', 'node.completed')).toHaveLength(1);
-      expect(engine.getInstance(id).status).toBe('COMPLETED');
+      expect((await engine.getInstance(id)).status).toBe('COMPLETED');
     },
   );
 
@@ -351,7 +352,7 @@ describe('handed cases with real processes', () => {
       const id = await engine.start('c06-hung');
 
       // when the worker runs until the instance settles, and a while after
-      await engine.runUntil(() => engine.isSettled(id), 15_000);
+      await engine.runUntil(async () => (await engine.isSettled(id)), 15_000);
       engine.startWorker();
       await sleep(500);
       await engine.stopWorker();
@@ -359,7 +360,7 @@ describe('handed cases with real processes', () => {
       // then each attempt was cut at ~200 ms and recorded as timed out; three attempts; no fourth
       const calls = readCallLog(callLog);
       expect(calls.map((c) => c.attempt)).toEqual([1, 2, 3]);
-      const h = engine.history(id);
+      const h = (await engine.history(id));
       const failed = ofNode(h, 'stuck', 'node.failed');
       expect(
         failed.map((e) => [
@@ -384,7 +385,7 @@ describe('handed cases with real processes', () => {
         [3, 'TIMEOUT'],
       ]);
       // the failure path: dead letter, FAILED
-      const inst = engine.getInstance(id);
+      const inst = (await engine.getInstance(id));
       expect(inst.status).toBe('FAILED');
       expect(inst.nodes.find((n) => n.id === 'stuck')).toMatchObject({ status: 'FAILED', attempt: 3 });
       const dead = engine.db.raw
@@ -407,7 +408,7 @@ describe('handed cases with real processes', () => {
    */
   async function killedEveryAttempt(
     killer: 'fault' | 'parent',
-  ): Promise<{ engine: Engine; id: number; deaths: number; callLog: string; last: Child }> {
+  ): Promise<{ engine: SqliteEngine; id: number; deaths: number; callLog: string; last: Child }> {
     const { engine, file, callLog } = setup();
     await engine.deploy({
       name: 'c06-killed',
@@ -452,7 +453,7 @@ describe('handed cases with real processes', () => {
       expect(deaths).toBe(3);
       // attempts 1..3 each started (the fault kills right after the claim; the parent after the call)
       expect(readCallLog(callLog).map((c) => c.attempt)).toEqual(killer === 'fault' ? [] : [1, 2, 3]);
-      const h = engine.history(id);
+      const h = (await engine.history(id));
       expect(
         ofNode(h, 'stuck', 'node.recovered').map((e) => [
           e.attempt,
@@ -469,7 +470,7 @@ describe('handed cases with real processes', () => {
         attempt: 3,
         data: { willRetry: false, error: { code: 'LEASE_LOST' } },
       });
-      const inst = engine.getInstance(id);
+      const inst = (await engine.getInstance(id));
       expect(inst.status).toBe('FAILED');
       expect(inst.nodes.find((n) => n.id === 'stuck')).toMatchObject({ status: 'FAILED', attempt: 3 });
       expect(
@@ -506,7 +507,7 @@ describe('handed cases with real processes', () => {
         return JSON.parse(line) as { ok: number; conflicts: number; errors: Record<string, number> };
       });
     }
-    const nOf = () => (engine.getInstance(id).variables as { n: number }).n;
+    const nOf = async () => ((await engine.getInstance(id)).variables as { n: number }).n;
 
     // when both run the deferred pattern (BEGIN; SELECT; … UPDATE) at once
     const deferred = await race('deferred');
@@ -516,14 +517,14 @@ describe('handed cases with real processes', () => {
       .filter(([code]) => code.startsWith('SQLITE_BUSY'));
     expect(busy.reduce((s, [, n]) => s + n, 0)).toBeGreaterThan(0);
     const deferredOk = deferred.reduce((s, r) => s + r.ok, 0);
-    expect(nOf()).toBe(deferredOk);
+    expect((await nOf())).toBe(deferredOk);
 
     // when both run the same body through the engine's write path (BEGIN IMMEDIATE + backoff)
     const immediate = await race('engine');
     // then no error surfaces, no update is lost and no version check ever fails
     for (const r of immediate)
       expect(r).toEqual({ mode: 'engine', ok: iterations, conflicts: 0, errors: {} });
-    expect(nOf()).toBe(deferredOk + 2 * iterations);
+    expect((await nOf())).toBe(deferredOk + 2 * iterations);
     console.log(
       `C11: deferred pattern ${JSON.stringify(deferred.map((r) => r.errors))}; engine write path: 0 errors in ${2 * iterations} writes`,
     );
@@ -577,7 +578,7 @@ describe('handed cases with real processes', () => {
         .prepare(`SELECT count(*) AS n FROM history WHERE type = 'node.completed'`)
         .get() as { n: number };
       expect(done.n).toBe(50_000);
-      expect(engine.metrics().counts.COMPLETED).toBe(10_000);
+      expect((await engine.metrics()).counts.COMPLETED).toBe(10_000);
       // and the WAL stayed under 64 MiB, with checkpoints completing between the reader's bursts
       const completed = report.checkpoints.filter(
         ([busy, log, ckpt]) => busy === 0 && log > 0 && ckpt === log,

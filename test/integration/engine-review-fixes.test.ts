@@ -51,8 +51,8 @@ describe('an inputSchema Ajv cannot compile', () => {
     expect(refused.details).toEqual([expect.objectContaining({ code: 'INVALID_INPUT_SCHEMA', path: ['inputSchema'] })]);
     // and: a version stored before deploy compiled schemas
     await engine.deploy({ name: 'old', inputSchema: { type: 'object' }, nodes: [{ id: 'a', type: 'pass' }] });
-    const row = engine.workflowRow('old');
-    const dsl = JSON.parse(row.dsl_json) as Record<string, unknown>;
+    const row = (await engine.workflowRow('old'));
+    const dsl = JSON.parse(row.dslJson) as Record<string, unknown>;
     dsl['inputSchema'] = { type: 'objekt' };
     engine.db.raw.prepare('UPDATE workflow SET dsl_json = ? WHERE id = ?').run(JSON.stringify(dsl), row.id);
     // when it is started, twice (the failed compile is cached, not retried into an Ajv stack trace)
@@ -63,7 +63,7 @@ describe('an inputSchema Ajv cannot compile', () => {
       expect(err.kind).toBe('user');
       expect(err.message).toMatch(/inputSchema is not a valid JSON Schema/);
     }
-    expect(engine.listInstances()).toEqual([]);
+    expect((await engine.listInstances())).toEqual([]);
   });
 });
 
@@ -92,15 +92,15 @@ describe('deploying moved nodes (only ui changed)', () => {
 
     // then no version is made, but the positions are kept and say so
     expect(moved).toEqual({ workflowId: first.workflowId, name: 'moved', version: 1, created: false, uiUpdated: true });
-    expect(engine.listVersions('moved')).toHaveLength(1);
-    expect(engine.exportWorkflow('moved').ui).toEqual({ positions: { a: { x: 300, y: 0 }, b: { x: 300, y: 120 } } });
+    expect((await engine.listVersions('moved'))).toHaveLength(1);
+    expect((await engine.exportWorkflow('moved')).ui).toEqual({ positions: { a: { x: 300, y: 0 }, b: { x: 300, y: 120 } } });
     // and saving the same again, or without ui, changes nothing
     expect(await engine.deploy(definition(300))).toEqual({ workflowId: first.workflowId, name: 'moved', version: 1, created: false });
     const { ui: _ui, ...withoutUi } = definition(999);
     expect((await engine.deploy(withoutUi)).uiUpdated).toBeUndefined();
-    expect(engine.exportWorkflow('moved').ui).toEqual({ positions: { a: { x: 300, y: 0 }, b: { x: 300, y: 120 } } });
+    expect((await engine.exportWorkflow('moved')).ui).toEqual({ positions: { a: { x: 300, y: 0 }, b: { x: 300, y: 120 } } });
     // and the instance is as it was: same version, status, variables and history
-    const after = engine.getInstance(id);
+    const after = (await engine.getInstance(id));
     expect(after).toEqual(before);
     // and a new instance still runs on version 1
     const next = await runToSettled(engine, await engine.start('moved'));
@@ -141,11 +141,11 @@ describe('read-only database files', () => {
     try {
       expect(engine.db.readonly).toBe(true);
       // then reads work
-      expect(engine.listInstances().map((r) => [r.id, r.status])).toEqual([[id, 'COMPLETED']]);
-      expect(engine.getInstance(id).variables).toEqual({ seven: 7 });
-      expect(engine.history(id).length).toBeGreaterThan(0);
-      expect(engine.exportWorkflow('ro').name).toBe('ro');
-      expect(engine.metrics().counts).toEqual({ COMPLETED: 1 });
+      expect((await engine.listInstances()).map((r) => [r.id, r.status])).toEqual([[id, 'COMPLETED']]);
+      expect((await engine.getInstance(id)).variables).toEqual({ seven: 7 });
+      expect((await engine.history(id)).length).toBeGreaterThan(0);
+      expect((await engine.exportWorkflow('ro')).name).toBe('ro');
+      expect((await engine.metrics()).counts).toEqual({ COMPLETED: 1 });
       // and every kind of write is refused with a clear user error
       const writes: Array<() => Promise<unknown>> = [
         () => engine.deploy({ name: 'other', nodes: [{ id: 'a', type: 'pass' }] }),

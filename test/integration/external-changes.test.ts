@@ -56,7 +56,7 @@ describe('Engine.watchExternalChanges', () => {
     // no instance event crossed processes: only the change notice did
     expect(seen.filter((e) => e.type !== 'store.changed')).toEqual([]);
     // and the first engine reads the result
-    expect(first.engine.getInstance(id).status).toBe('COMPLETED');
+    expect((await first.engine.getInstance(id)).status).toBe('COMPLETED');
 
     // stopped: no more notices
     stop();

@@ -4,6 +4,7 @@
  * its instance begins failing in the same turn, and outcomes committed without a savepoint each
  * (one that fails to commit is isolated; the others still land).
  */
+import { everyOf } from '../helpers/probe-nodes';
 import fs from 'node:fs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { EngineError } from '../../engine/errors';
@@ -64,7 +65,7 @@ describe('eager dispatch', () => {
     expect(await engine.tick()).toBe(2);
     await settle();
     expect(await engine.tick()).toBe(1);
-    const inst = engine.getInstance(id);
+    const inst = (await engine.getInstance(id));
     expect(inst.status).toBe('COMPLETED');
     expect(inst.nodes.map((n) => [n.id, n.status, n.attempt])).toEqual([
       ['a', 'COMPLETED', 1],
@@ -90,11 +91,11 @@ describe('eager dispatch', () => {
     await engine.tick();
     await settle();
     await engine.tick();
-    const statuses = engine.getInstance(id).nodes.map((n) => n.status).sort();
+    const statuses = (await engine.getInstance(id)).nodes.map((n) => n.status).sort();
     // One slot: one of x, y started at once, the other waits READY for a claim.
     expect(statuses).toEqual(['COMPLETED', 'READY', 'RUNNING']);
-    await engine.runUntil(() => engine.isSettled(id), 10_000);
-    expect(engine.getInstance(id).status).toBe('COMPLETED');
+    await engine.runUntil(async () => (await engine.isSettled(id)), 10_000);
+    expect((await engine.getInstance(id)).status).toBe('COMPLETED');
   });
 
   it('takes a start back when a later outcome of the same turn fails the instance: the node never ran', async () => {
@@ -115,7 +116,7 @@ describe('eager dispatch', () => {
     await settle();
     expect(await engine.tick()).toBe(2);
     off();
-    const inst = engine.getInstance(id);
+    const inst = (await engine.getInstance(id));
     expect(inst.status).toBe('FAILED');
     expect(inst.nodes.find((n) => n.id === 'x')).toMatchObject({ status: 'CANCELLED', attempt: 0, startedAt: null });
     expect(inst.nodes.find((n) => n.id === 'p')?.status).toBe('COMPLETED');
@@ -147,17 +148,17 @@ describe('outcomes committed without a savepoint each', () => {
     expect(await engine.tick()).toBe(3);
     await settle();
     await engine.tick();
-    expect(engine.getInstance(1).status).toBe('COMPLETED');
-    expect(engine.getInstance(3).status).toBe('COMPLETED');
-    const two = engine.getInstance(2);
+    expect((await engine.getInstance(1)).status).toBe('COMPLETED');
+    expect((await engine.getInstance(3)).status).toBe('COMPLETED');
+    const two = (await engine.getInstance(2));
     expect(two.status).toBe('RUNNING');
     expect(two.nodes[0]?.status).toBe('RUNNING');
     expect(errors.mock.calls.some((c) => String(c[0]).includes('cannot commit completed of instance 2'))).toBe(true);
     // Once the cause is gone, the expired lease lets the step run again and finish.
     engine.db.raw.exec(`DROP TRIGGER refuse_two`);
     engine.db.raw.prepare(`UPDATE schedule SET next_run_at = 0 WHERE instance_id = 2`).run();
-    await engine.runUntil(() => engine.isSettled(2), 10_000);
-    expect(engine.getInstance(2).status).toBe('COMPLETED');
+    await engine.runUntil(async () => (await engine.isSettled(2)), 10_000);
+    expect((await engine.getInstance(2)).status).toBe('COMPLETED');
   });
 });
 
@@ -179,9 +180,9 @@ describe('the start variables are stored once while unchanged', () => {
     const id = await engine.start('vars', { variables: { total: 1, who: 'ann' } });
     const stored = engine.db.raw.prepare<[number], { input_json: string }>(`SELECT input_json FROM instance WHERE id = ?`);
     expect(stored.get(id)?.input_json).toBe('');
-    expect(engine.getInstance(id).input).toEqual({ total: 1, who: 'ann' });
-    await engine.runUntil(() => engine.isSettled(id), 10_000);
-    const inst = engine.getInstance(id);
+    expect((await engine.getInstance(id)).input).toEqual({ total: 1, who: 'ann' });
+    await engine.runUntil(async () => (await engine.isSettled(id)), 10_000);
+    const inst = (await engine.getInstance(id));
     expect(inst.status).toBe('COMPLETED');
     expect(inst.variables).toEqual({ total: 2, who: 'ann' });
     expect(inst.input).toEqual({ total: 1, who: 'ann' });
@@ -205,12 +206,12 @@ describe('WAL checkpoints on their own thread while the worker runs', () => {
     const last = ids[ids.length - 1] ?? 0;
     await new Promise<void>((resolve, reject) => {
       const deadline = Date.now() + 10_000;
-      const poll = () => {
-        if (engine.isSettled(last) && fs.statSync(file).size > before + 64 * 1024) resolve();
+      const poll = async () => {
+        if ((await engine.isSettled(last)) && fs.statSync(file).size > before + 64 * 1024) resolve();
         else if (Date.now() > deadline) reject(new Error(`database file stayed at ${fs.statSync(file).size} bytes (was ${before})`));
-        else setTimeout(poll, 20);
+        else setTimeout(() => void poll(), 20);
       };
-      poll();
+      void poll();
     });
     expect(fs.statSync(file).size).toBeGreaterThan(before + 64 * 1024);
     // Stopping the worker stops the thread: nothing is left to keep the process alive.
@@ -257,8 +258,8 @@ describe('eager dispatch respects the concurrency limit', () => {
       ids.push(await engine.start('two-slow', {}));
       ids.push(...(await engine.startMany('two-slow', [{}, {}])));
     }
-    await engine.runUntil(() => ids.every((id) => engine.isSettled(id)), 20_000);
-    expect(ids.map((id) => engine.getInstance(id).status)).toEqual(ids.map(() => 'COMPLETED'));
+    await engine.runUntil(() => everyOf(ids, async (id) => (await engine.isSettled(id))), 20_000);
+    expect(await Promise.all(ids.map(async (id) => (await engine.getInstance(id)).status))).toEqual(ids.map(() => 'COMPLETED'));
     expect(most).toBeGreaterThan(1);
     expect(most).toBeLessThanOrEqual(3);
   });
@@ -301,7 +302,7 @@ describe('deadlines shared by many instances', () => {
       .prepare(`SELECT count(*) AS n FROM node_state s JOIN instance i ON i.id = s.instance_id WHERE s.started_at >= i.deadline_at`)
       .get() as { n: number };
     expect(late.n).toBe(0);
-    const ended = ids.map((id) => engine.getInstance(id));
+    const ended = await Promise.all(ids.map((id) => engine.getInstance(id)));
     expect(new Set(ended.map((i) => i.status))).toEqual(new Set(['FAILED']));
     expect(new Set(ended.map((i) => (i.error as { code?: string } | undefined)?.code))).toEqual(new Set(['DEADLINE_EXCEEDED']));
     // Each entry node's completion is recorded; nothing after it started.
@@ -334,18 +335,18 @@ describe('idle means nothing due', () => {
     await engine.tick();
     await settle();
     await engine.tick();
-    expect(engine.getInstance(id).status).toBe('WAITING');
+    expect((await engine.getInstance(id)).status).toBe('WAITING');
     // Waiting for a person, timeout not yet due: nothing to do.
-    expect(engine.isIdle()).toBe(true);
+    expect((await engine.isIdle())).toBe(true);
     clock.advance(1500);
     // The timeout is due: there is work.
-    expect(engine.isIdle()).toBe(false);
+    expect((await engine.isIdle())).toBe(false);
     for (let i = 0; i < 4; i++) {
       await engine.tick();
       await settle();
     }
-    expect(engine.getInstance(id).status).toBe('COMPLETED');
-    expect(engine.getInstance(id).nodes.find((n) => n.id === 'escalate')?.status).toBe('COMPLETED');
-    expect(engine.isIdle()).toBe(true);
+    expect((await engine.getInstance(id)).status).toBe('COMPLETED');
+    expect((await engine.getInstance(id)).nodes.find((n) => n.id === 'escalate')?.status).toBe('COMPLETED');
+    expect((await engine.isIdle())).toBe(true);
   });
 });

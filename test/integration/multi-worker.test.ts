@@ -63,7 +63,7 @@ describe('three worker processes on one file', () => {
           )),
         );
       await waitFor(
-        () => engine.metrics().counts.COMPLETED === INSTANCES,
+        async () => (await engine.metrics()).counts.COMPLETED === INSTANCES,
         90_000,
         `${INSTANCES} instances COMPLETED`,
         50,
@@ -73,7 +73,7 @@ describe('three worker processes on one file', () => {
       const exits = await Promise.all(workers.map((w) => w.exited));
 
       // then every instance completed
-      expect(engine.metrics().counts).toEqual({ COMPLETED: INSTANCES });
+      expect((await engine.metrics()).counts).toEqual({ COMPLETED: INSTANCES });
       // and no node ran twice: one call per counted node, one completion per (instance, node)
       const calls = readCallLog(callLog);
       expect(calls).toHaveLength(INSTANCES);

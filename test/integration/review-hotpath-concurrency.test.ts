@@ -3,6 +3,7 @@
  * Engine.start offers eager dispatch with `concurrency - inflight` slots, but claims committed by
  * another start (or by a loop turn) are only counted in `inflight` once launched, after an await.
  */
+import { everyOf } from '../helpers/probe-nodes';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createDefaultRegistry } from '../../engine/nodes/registry';
@@ -49,7 +50,7 @@ describe('review: concurrency bound with eager dispatch', () => {
     await new Promise((r) => setTimeout(r, 100));
     const inflight = engine['worker'].inflightCount as number;
     release();
-    await engine.runUntil(() => ids.every((id) => engine.isSettled(id)), 10_000);
+    await engine.runUntil(() => everyOf(ids, (id) => engine.isSettled(id)), 10_000);
     expect({ inflight, maxRunning }).toEqual({ inflight: 2, maxRunning: 2 });
   });
 });

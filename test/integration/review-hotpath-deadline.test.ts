@@ -61,7 +61,7 @@ describe('review: deadline in the turn that dispatches a node at once', () => {
     await engine.tick();
     await settle();
     await engine.tick();
-    const inst = engine.getInstance(id);
+    const inst = (await engine.getInstance(id));
     expect(inst.status).toBe('FAILED');
     expect({ b: inst.nodes.find((n) => n.id === 'b')?.status, calls }).toEqual({ b: 'CANCELLED', calls: [] });
   });

@@ -4,9 +4,11 @@
  * longer than the lease commits a lease already expired: another worker on the file claims the
  * row as a lost lease while this one launches it too (the step runs twice in a crash-free run).
  */
+import { everyOf } from '../helpers/probe-nodes';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import type { SqliteEngine } from '../../engine/runtime/engine';
 import { Engine } from '../../engine/runtime/engine';
 import { createDefaultRegistry } from '../../engine/nodes/registry';
 import type { NodeType } from '../../engine/nodes/types';
@@ -29,7 +31,7 @@ const count: NodeType<Record<string, never>> = {
 
 describe('review: a start that waited for the write lock', () => {
   let ctx: ReturnType<typeof tempEngine>;
-  let other: Engine | undefined;
+  let other: SqliteEngine | undefined;
   afterEach(async () => {
     await other?.close();
     await ctx.close();
@@ -59,8 +61,8 @@ describe('review: a start that waited for the write lock', () => {
       await new Promise((r) => setTimeout(r, 700));
     }
     await other.stopWorker();
-    await engine.runUntil(() => ids.every((id) => engine.isSettled(id)), 5000);
-    expect(ids.map((id) => engine.getInstance(id).status)).toEqual(ids.map(() => 'COMPLETED'));
+    await engine.runUntil(() => everyOf(ids, async (id) => (await engine.isSettled(id))), 5000);
+    expect(await Promise.all(ids.map(async (id) => (await engine.getInstance(id)).status))).toEqual(ids.map(() => 'COMPLETED'));
     expect(runs).toEqual(ids.map((id) => `${id}:n:1`));
   });
 });

@@ -33,11 +33,11 @@ describe('review2: due rows are not starved by eager dispatch', () => {
     await engine.tick(); // claims n0
     await settle();
     clock.advance(5000); // the deadline passes while n0 runs
-    for (let i = 0; i < 10 && !engine.isSettled(id); i++) {
+    for (let i = 0; i < 10 && !(await engine.isSettled(id)); i++) {
       await engine.tick();
       await settle();
     }
-    const inst = engine.getInstance(id);
+    const inst = (await engine.getInstance(id));
     expect({ status: inst.status, error: (inst.error as { code?: string } | undefined)?.code }).toEqual({ status: 'FAILED', error: 'DEADLINE_EXCEEDED' });
   });
 
@@ -53,14 +53,14 @@ describe('review2: due rows are not starved by eager dispatch', () => {
     const short = await engine.start('short', {}); // READY, due now
     clock.advance(1);
     let shortDoneWhileLongRan = false;
-    for (let i = 0; i < 30 && !(engine.isSettled(long) && engine.isSettled(short)); i++) {
+    for (let i = 0; i < 30 && !((await engine.isSettled(long)) && (await engine.isSettled(short))); i++) {
       await settle();
       await engine.tick();
       clock.advance(1);
-      if (engine.getInstance(short).status === 'COMPLETED' && engine.getInstance(long).status !== 'COMPLETED') shortDoneWhileLongRan = true;
+      if ((await engine.getInstance(short)).status === 'COMPLETED' && (await engine.getInstance(long)).status !== 'COMPLETED') shortDoneWhileLongRan = true;
     }
-    expect(engine.getInstance(long).status).toBe('COMPLETED');
-    expect(engine.getInstance(short).status).toBe('COMPLETED');
+    expect((await engine.getInstance(long)).status).toBe('COMPLETED');
+    expect((await engine.getInstance(short)).status).toBe('COMPLETED');
     expect(shortDoneWhileLongRan).toBe(true);
   });
 });

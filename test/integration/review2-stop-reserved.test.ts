@@ -44,10 +44,15 @@ describe('review2: stop() and claims committed but not launched yet', () => {
     const { engine } = ctx;
     await engine.deploy({ name: 'one', nodes: [{ id: 'a', type: 'short-job', config: {} }], edges: [] });
     engine.startWorker();
-    const started = engine.start('one', {});
-    const stopped = engine.stopWorker(5000);
-    const id = await started;
+    // The stop begins in the window the review found: the start's transaction has committed (its
+    // events are out) and the step it dispatched at once is not launched yet.
+    let stopped: Promise<void> | undefined;
+    const off = engine.on((e) => {
+      if (e.type === 'instance.created') stopped = engine.stopWorker(5000);
+    });
+    const id = await engine.start('one', {});
+    off();
     await stopped;
-    expect({ calls, node: engine.getInstance(id).nodes[0]?.status }).toEqual({ calls: ['done'], node: 'COMPLETED' });
+    expect({ calls, node: (await engine.getInstance(id)).nodes[0]?.status }).toEqual({ calls: ['done'], node: 'COMPLETED' });
   });
 });

@@ -9,9 +9,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { EngineError } from '../../engine/errors';
 import { backoffDelayMs, DEFAULT_RETRY } from '../../engine/dsl/schema';
 import { ManualClock } from '../../engine/runtime/clock';
+import type { SqliteEngine} from '../../engine/runtime/engine';
 import { Engine, type EngineOptions } from '../../engine/runtime/engine';
 import { runToSettled, tempDir, tempEngine } from '../helpers/temp-engine';
-import { nodeStatus, Probe, scheduleRows, tickTimes, tickUntil, turn } from '../helpers/probe-nodes';
+import { nodeStatus, Probe, scheduleRows, tickTimes, tickUntil, turn, everyOf } from '../helpers/probe-nodes';
 
 const T0 = Date.UTC(2026, 0, 1, 9, 0, 0);
 
@@ -25,16 +26,16 @@ afterEach(async () => {
 });
 
 /** A fresh engine on a new file with the probe types registered. */
-function setup(options: EngineOptions = {}): { engine: Engine; probe: Probe } {
+function setup(options: EngineOptions = {}): { engine: SqliteEngine; probe: Probe } {
   const probe = new Probe();
   ctx = tempEngine({ registry: probe.registry(), ...options });
   return { engine: ctx.engine, probe };
 }
 
-type HistoryEvent = ReturnType<Engine['history']>[number];
+type HistoryEvent = Awaited<ReturnType<SqliteEngine['history']>>[number];
 
-function events(engine: Engine, id: number, type: string, nodeId?: string): HistoryEvent[] {
-  return engine.history(id).filter((h) => h.type === type && (nodeId === undefined || h.nodeId === nodeId));
+async function events(engine: SqliteEngine, id: number, type: string, nodeId?: string): Promise<HistoryEvent[]> {
+  return (await engine.history(id)).filter((h) => h.type === type && (nodeId === undefined || h.nodeId === nodeId));
 }
 
 function dataOf<T>(h: HistoryEvent | undefined): T {
@@ -74,18 +75,18 @@ describe('DESIGN.md "Rules pinned"', () => {
     expect(probe.callsOf('f', once).map((x) => x.attempt)).toEqual([1]);
     expect(a.status).toBe('FAILED');
     expect(a.nodes[0]).toMatchObject({ id: 'f', status: 'FAILED', attempt: 1, maxAttempts: 1 });
-    expect(events(engine, once, 'node.failed').map((h) => dataOf<{ willRetry: boolean }>(h).willRetry)).toEqual([false]);
+    expect((await events(engine, once, 'node.failed')).map((h) => dataOf<{ willRetry: boolean }>(h).willRetry)).toEqual([false]);
 
     expect(probe.callsOf('f', thrice).map((x) => x.attempt)).toEqual([1, 2, 3]);
     expect(b.status).toBe('FAILED');
     expect(b.nodes[0]).toMatchObject({ status: 'FAILED', attempt: 3, maxAttempts: 3 });
-    const failed = events(engine, thrice, 'node.failed');
+    const failed = (await events(engine, thrice, 'node.failed'));
     expect(failed.map((h) => [h.attempt, dataOf<{ willRetry: boolean }>(h).willRetry])).toEqual([
       [1, true],
       [2, true],
       [3, false],
     ]);
-    const dead = engine.metrics().deadLetters.filter((d) => d.instance_id === thrice);
+    const dead = (await engine.metrics()).deadLetters.filter((d) => d.instance_id === thrice);
     expect(dead).toHaveLength(1);
     expect(dead[0]).toMatchObject({ node_id: 'f', attempts: 3 });
 
@@ -105,15 +106,15 @@ describe('DESIGN.md "Rules pinned"', () => {
 
     for (let n = 1; n <= 4; n++) {
       // when: attempt n fails
-      await tickUntil(engine, () => probe.callsOf('f', id).length === n && nodeStatus(engine, id, 'f') === 'RETRYING', `attempt ${n} failed`);
+      await tickUntil(engine, async () => probe.callsOf('f', id).length === n && (await nodeStatus(engine, id, 'f')) === 'RETRYING', `attempt ${n} failed`);
       const failedAt = clock.now();
       const expectedAt = failedAt + formula(n);
 
       // then: the RETRYING node, its history and its schedule row all carry the formula's time
-      const last = events(engine, id, 'node.failed').at(-1);
+      const last = (await events(engine, id, 'node.failed')).at(-1);
       expect(last?.attempt).toBe(n);
       expect(dataOf<{ nextAttemptAt: number; willRetry: boolean }>(last)).toMatchObject({ willRetry: true, nextAttemptAt: expectedAt });
-      expect(engine.getInstance(id).nodes[0]).toMatchObject({ status: 'RETRYING', attempt: n, nextRunAt: expectedAt });
+      expect((await engine.getInstance(id)).nodes[0]).toMatchObject({ status: 'RETRYING', attempt: n, nextRunAt: expectedAt });
       expect(scheduleRows(engine, id)).toEqual([{ kind: 'run', node_id: 'f', next_run_at: expectedAt, lease_owner: null }]);
 
       // and: one millisecond early nothing runs; at the due time attempt n+1 does
@@ -122,7 +123,7 @@ describe('DESIGN.md "Rules pinned"', () => {
       expect(probe.callsOf('f', id)).toHaveLength(n);
       clock.set(expectedAt);
     }
-    await tickUntil(engine, () => engine.getInstance(id).status === 'COMPLETED', 'completed on attempt 5');
+    await tickUntil(engine, async () => (await engine.getInstance(id)).status === 'COMPLETED', 'completed on attempt 5');
     expect(probe.callsOf('f', id).map((c) => c.at - T0)).toEqual([0, 1000, 4000, 9000, 14000]);
 
     // given: the same shape with jitter 0.5, on several instances
@@ -135,11 +136,11 @@ describe('DESIGN.md "Rules pinned"', () => {
       await tickTimes(engine, 2);
       clock.advance(jittered.maxIntervalMs);
     }
-    await tickUntil(engine, () => ids.every((i) => engine.getInstance(i).status === 'FAILED'), 'jittered instances failed');
+    await tickUntil(engine, () => everyOf(ids, async (i) => (await engine.getInstance(i)).status === 'FAILED'), 'jittered instances failed');
     // then: each delay lies in [formula × (1 − jitter), formula]
     const jFormula = (n: number) => Math.min(1000 * 2 ** (n - 1), 3000);
     for (const i of ids) {
-      const retries = events(engine, i, 'node.failed').filter((h) => dataOf<{ willRetry: boolean }>(h).willRetry);
+      const retries = (await events(engine, i, 'node.failed')).filter((h) => dataOf<{ willRetry: boolean }>(h).willRetry);
       expect(retries.map((h) => h.attempt)).toEqual([1, 2, 3]);
       for (const h of retries) {
         const delay = dataOf<{ nextAttemptAt: number }>(h).nextAttemptAt - h.at;
@@ -178,7 +179,7 @@ describe('DESIGN.md "Rules pinned"', () => {
       { instanceId: id, nodeId: 'hang', attempt: 1, reason: 'TIMEOUT' },
       { instanceId: id, nodeId: 'hang', attempt: 2, reason: 'TIMEOUT' },
     ]);
-    const failed = events(engine, id, 'node.failed', 'hang');
+    const failed = (await events(engine, id, 'node.failed', 'hang'));
     expect(failed.map((h) => [h.attempt, dataOf<{ error: { code: string }; willRetry: boolean }>(h).error.code, dataOf<{ willRetry: boolean }>(h).willRetry])).toEqual([
       [1, 'TIMEOUT', true],
       [2, 'TIMEOUT', false],
@@ -212,8 +213,8 @@ describe('DESIGN.md "Rules pinned"', () => {
     expect(inst.status).toBe('COMPLETED');
     expect(probe.callsOf('b')).toHaveLength(0);
     expect(probe.callsOf('c', id)).toHaveLength(1);
-    expect(nodeStatus(engine, id, 'b')).toBe('SKIPPED');
-    const notTaken = events(engine, id, 'edge.not_taken', 'a');
+    expect((await nodeStatus(engine, id, 'b'))).toBe('SKIPPED');
+    const notTaken = (await events(engine, id, 'edge.not_taken', 'a'));
     expect(notTaken).toHaveLength(1);
     expect(notTaken[0]?.data).toEqual({ edge: 'a->b', reason: 'reads missing variable "order"' });
   });
@@ -283,20 +284,20 @@ describe('DESIGN.md "Rules pinned"', () => {
     const id = await engine.start('fail-while-running');
 
     // when: boom fails while slow is still running
-    await tickUntil(engine, () => nodeStatus(engine, id, 'boom') === 'FAILED', 'boom failed');
-    const whileFailing = engine.getInstance(id);
+    await tickUntil(engine, async () => (await nodeStatus(engine, id, 'boom')) === 'FAILED', 'boom failed');
+    const whileFailing = (await engine.getInstance(id));
     expect(whileFailing.status).toBe('COMPENSATING');
-    expect(nodeStatus(engine, id, 'slow')).toBe('RUNNING');
-    expect(nodeStatus(engine, id, 'after')).toBe('CANCELLED');
+    expect((await nodeStatus(engine, id, 'slow'))).toBe('RUNNING');
+    expect((await nodeStatus(engine, id, 'after'))).toBe('CANCELLED');
     await tickTimes(engine, 3);
     expect(probe.calls.filter((c) => c.type === 'undo')).toHaveLength(0); // waits for the running node
     probe.release(id, 'slow');
-    await tickUntil(engine, () => engine.getInstance(id).status === 'FAILED', 'instance FAILED');
+    await tickUntil(engine, async () => (await engine.getInstance(id)).status === 'FAILED', 'instance FAILED');
 
     // then: no node started after the failure; slow finished and was recorded
     expect(probe.callsOf('after')).toHaveLength(0);
     expect(probe.callsOf('late')).toHaveLength(0);
-    const history = engine.history(id);
+    const history = (await engine.history(id));
     const failingAt = history.findIndex((h) => h.type === 'instance.failing');
     const slowDone = history.findIndex((h) => h.type === 'node.completed' && h.nodeId === 'slow');
     expect(failingAt).toBeGreaterThan(-1);
@@ -308,7 +309,7 @@ describe('DESIGN.md "Rules pinned"', () => {
     const compensationOrder = history.filter((h) => h.type === 'compensation.completed').map((h) => h.nodeId);
     expect(compensationOrder).toEqual([...completionOrder].reverse());
     expect(probe.calls.filter((c) => c.type === 'undo').map((c) => c.nodeId)).toEqual(['slow', 'c2', 'c1']);
-    const final = engine.getInstance(id);
+    const final = (await engine.getInstance(id));
     expect(final.error).toMatchObject({ code: 'HANDLER_ERROR' });
     expect(final.nodes.filter((n) => n.status === 'COMPENSATED').map((n) => n.id).sort()).toEqual(['c1', 'c2', 'slow']);
   });
@@ -329,27 +330,27 @@ describe('DESIGN.md "Rules pinned"', () => {
       edges: [{ from: 'c1', to: 'boom' }],
     });
     const id = await engine.start('fail-while-running-2');
-    await tickUntil(engine, () => nodeStatus(engine, id, 'boom') === 'FAILED', 'boom failed');
-    expect(engine.getInstance(id).status).toBe('COMPENSATING');
+    await tickUntil(engine, async () => (await nodeStatus(engine, id, 'boom')) === 'FAILED', 'boom failed');
+    expect((await engine.getInstance(id)).status).toBe('COMPENSATING');
 
     // when: both running nodes finish after the failure
     probe.release(id, 'failing');
     probe.release(id, 'napping');
-    await tickUntil(engine, () => engine.getInstance(id).status === 'FAILED', 'instance FAILED');
+    await tickUntil(engine, async () => (await engine.getInstance(id)).status === 'FAILED', 'instance FAILED');
     clock.advance(3_600_000);
     await tickTimes(engine, 3);
 
     // then: each end is in history; no retry and no timer was started; compensation ran after both
     expect(probe.callsOf('failing', id)).toHaveLength(1);
-    expect(events(engine, id, 'node.failed', 'failing').map((h) => [h.attempt, dataOf<{ willRetry: boolean; error: { message: string } }>(h)])).toEqual([
+    expect((await events(engine, id, 'node.failed', 'failing')).map((h) => [h.attempt, dataOf<{ willRetry: boolean; error: { message: string } }>(h)])).toEqual([
       [1, { willRetry: false, durationMs: expect.any(Number), error: { code: 'HANDLER_ERROR', message: 'gate failing failed on release', details: { name: 'Error' }, retryable: true } }],
     ]);
-    expect(events(engine, id, 'node.cancelled', 'napping')).toHaveLength(1);
-    expect(events(engine, id, 'timer.started')).toEqual([]);
-    const inst = engine.getInstance(id);
+    expect((await events(engine, id, 'node.cancelled', 'napping'))).toHaveLength(1);
+    expect((await events(engine, id, 'timer.started'))).toEqual([]);
+    const inst = (await engine.getInstance(id));
     expect(inst.nodes.find((n) => n.id === 'failing')).toMatchObject({ status: 'FAILED', error: { code: 'HANDLER_ERROR' } });
     expect(inst.nodes.find((n) => n.id === 'napping')?.status).toBe('CANCELLED');
-    const types = engine.history(id).map((h) => `${h.type}:${h.nodeId ?? ''}`);
+    const types = (await engine.history(id)).map((h) => `${h.type}:${h.nodeId ?? ''}`);
     expect(types.indexOf('compensation.completed:c1')).toBeGreaterThan(types.indexOf('node.failed:failing'));
     expect(types.indexOf('compensation.completed:c1')).toBeGreaterThan(types.indexOf('node.cancelled:napping'));
     expect(scheduleRows(engine, id)).toEqual([]);
@@ -381,7 +382,7 @@ describe('DESIGN.md "Rules pinned"', () => {
     expect(suspended.suspension).toMatchObject({ kind: 'compensation', nodeId: 'b', attempts: 2, error: { code: 'HANDLER_ERROR' } });
     const undos = () => probe.calls.filter((c) => c.type === 'undo').map((c) => `${c.nodeId}#${c.attempt}`);
     expect(undos()).toEqual(['b#1', 'b#2']);
-    expect(events(engine, id, 'compensation.failed', 'b').map((h) => dataOf<{ willRetry: boolean }>(h).willRetry)).toEqual([true, false]);
+    expect((await events(engine, id, 'compensation.failed', 'b')).map((h) => dataOf<{ willRetry: boolean }>(h).willRetry)).toEqual([true, false]);
 
     // when: the undo is fixed and a person resumes with retry
     probe.failingUndo.delete('b');
@@ -391,8 +392,8 @@ describe('DESIGN.md "Rules pinned"', () => {
     // then: the chain continues from b to a and the instance ends FAILED
     expect(undos()).toEqual(['b#1', 'b#2', 'b#1', 'a#1']);
     expect(done.status).toBe('FAILED');
-    expect(events(engine, id, 'compensation.completed').map((h) => h.nodeId)).toEqual(['b', 'a']);
-    const resumed = events(engine, id, 'instance.resumed');
+    expect((await events(engine, id, 'compensation.completed')).map((h) => h.nodeId)).toEqual(['b', 'a']);
+    const resumed = (await events(engine, id, 'instance.resumed'));
     expect(resumed).toHaveLength(1);
     expect(resumed[0]).toMatchObject({ actor: 'ops@example', nodeId: 'b', data: { action: 'retry', reason: 'compensation' } });
   });
@@ -426,7 +427,7 @@ describe('DESIGN.md "Rules pinned"', () => {
     expect(done.status).toBe('COMPLETED');
     expect(probe.calls.map((c) => c.nodeId).sort()).toEqual(['h', 'x', 'y', 'y']);
     expect(states(done)).toEqual({ x: ['FAILED', 1], h: ['COMPLETED', 1], y: ['COMPLETED', 2] });
-    expect(dataOf<{ nodes: string[] }>(events(engine, id, 'instance.retried')[0] as HistoryEvent).nodes).toEqual(['y']);
+    expect(dataOf<{ nodes: string[] }>((await events(engine, id, 'instance.retried'))[0] as HistoryEvent).nodes).toEqual(['y']);
   });
 
   it('a failed compensation resumed with fail stops the chain: FAILED, and no node is left COMPENSATING', async () => {
@@ -451,7 +452,7 @@ describe('DESIGN.md "Rules pinned"', () => {
 
     // when: a person stops the compensation
     await engine.resume(id, { action: 'fail', actor: 'ops@example', expectedVersion: suspended.version });
-    const done = engine.getInstance(id);
+    const done = (await engine.getInstance(id));
 
     // then: FAILED; b (its undo failed) and a (never undone) stand COMPLETED; nothing is scheduled
     expect(done.status).toBe('FAILED');
@@ -488,11 +489,11 @@ describe('DESIGN.md "Rules pinned"', () => {
         { from: 's', to: 'afterS' },
       ],
     });
-    const busy = (id: number) => () =>
-      nodeStatus(engine, id, 't') === 'WAITING' && nodeStatus(engine, id, 'r') === 'RETRYING' && nodeStatus(engine, id, 's') === 'RUNNING';
+    const busy = (id: number) => async () =>
+      (await nodeStatus(engine, id, 't')) === 'WAITING' && (await nodeStatus(engine, id, 'r')) === 'RETRYING' && (await nodeStatus(engine, id, 's')) === 'RUNNING';
     const plain = await engine.start('cancel-me');
     const withComp = await engine.start('cancel-me');
-    await tickUntil(engine, () => busy(plain)() && busy(withComp)(), 'both instances waiting, retrying and running');
+    await tickUntil(engine, async () => (await busy(plain)()) && (await busy(withComp)()), 'both instances waiting, retrying and running');
     expect(scheduleRows(engine, plain).map((r) => r.kind).sort()).toEqual(['run', 'run', 'timer']);
 
     // when: the first is cancelled without compensation
@@ -500,14 +501,14 @@ describe('DESIGN.md "Rules pinned"', () => {
 
     // then: at once, no schedule row is left, the handler saw its abort, and it is CANCELLED
     expect(scheduleRows(engine, plain)).toEqual([]);
-    expect(engine.getInstance(plain).status).toBe('CANCELLED');
+    expect((await engine.getInstance(plain)).status).toBe('CANCELLED');
     expect(probe.aborts).toEqual([{ instanceId: plain, nodeId: 's', attempt: 1, reason: 'CANCELLED' }]);
-    expect(events(engine, plain, 'instance.cancelled')).toHaveLength(1);
-    expect(events(engine, plain, 'instance.cancel_requested')[0]).toMatchObject({ actor: 'ops', data: { compensate: false } });
+    expect((await events(engine, plain, 'instance.cancelled'))).toHaveLength(1);
+    expect((await events(engine, plain, 'instance.cancel_requested'))[0]).toMatchObject({ actor: 'ops', data: { compensate: false } });
 
     // when: the second is cancelled with compensation
     await engine.cancel(withComp, { compensate: true, actor: 'ops' });
-    await tickUntil(engine, () => engine.getInstance(withComp).status === 'CANCELLED', 'compensated cancel ends');
+    await tickUntil(engine, async () => (await engine.getInstance(withComp)).status === 'CANCELLED', 'compensated cancel ends');
 
     // and: time runs far past every timer and retry
     clock.advance(3_600_000);
@@ -523,13 +524,13 @@ describe('DESIGN.md "Rules pinned"', () => {
       [withComp, 'CANCELLED'],
     ]);
     for (const id of [plain, withComp]) {
-      const inst = engine.getInstance(id);
+      const inst = (await engine.getInstance(id));
       expect(inst.status).toBe('CANCELLED');
       expect(scheduleRows(engine, id)).toEqual([]);
       expect(inst.nodes.filter((n) => ['t', 'r', 's', 'afterT', 'afterR', 'afterS'].includes(n.id)).every((n) => n.status === 'CANCELLED')).toBe(true);
     }
-    expect(nodeStatus(engine, plain, 'done')).toBe('COMPLETED');
-    expect(nodeStatus(engine, withComp, 'done')).toBe('COMPENSATED');
+    expect((await nodeStatus(engine, plain, 'done'))).toBe('COMPLETED');
+    expect((await nodeStatus(engine, withComp, 'done'))).toBe('COMPENSATED');
   });
 
   it('an instance stays on the workflow version it started with; saving makes a new version', async () => {
@@ -566,7 +567,7 @@ describe('DESIGN.md "Rules pinned"', () => {
     await engine.approve(old, 'ask', { approved: true });
     const done = await runToSettled(engine, old);
     const fresh = await engine.start('versioned');
-    await engine.runUntil(() => engine.isSettled(fresh), 10_000);
+    await engine.runUntil(async () => (await engine.isSettled(fresh)), 10_000);
     await engine.approve(fresh, 'ask', { approved: true });
     const freshDone = await runToSettled(engine, fresh);
 
@@ -598,26 +599,26 @@ describe('DESIGN.md "Rules pinned"', () => {
         edges: [{ from: 'nap', to: 'after' }],
       });
       const id = await engine.start('nap');
-      await tickUntil(engine, () => nodeStatus(engine, id, 'nap') === 'WAITING', 'nap waiting');
+      await tickUntil(engine, async () => (await nodeStatus(engine, id, 'nap')) === 'WAITING', 'nap waiting');
 
       // then: the timer is a row with its absolute due time
       expect(scheduleRows(engine, id)).toEqual([{ kind: 'timer', node_id: 'nap', next_run_at: T0 + 60_000, lease_owner: null }]);
-      expect(engine.getInstance(id).nodes.find((n) => n.id === 'nap')?.nextRunAt).toBe(T0 + 60_000);
+      expect((await engine.getInstance(id)).nodes.find((n) => n.id === 'nap')?.nextRunAt).toBe(T0 + 60_000);
 
       // when: the process ends and a new one starts on the file three hours later (a sleeping laptop)
       await engine.close();
       const later = new ManualClock(T0 + 3 * 3_600_000);
       engine = Engine.open(file, { registry: probe.registry(), clock: later, pollIntervalMs: 10 });
       const reopened = engine;
-      await tickUntil(reopened, () => reopened.getInstance(id).status === 'COMPLETED', 'overdue timer fired after restart');
+      await tickUntil(reopened, async () => (await reopened.getInstance(id)).status === 'COMPLETED', 'overdue timer fired after restart');
       later.advance(60_000);
       await tickTimes(reopened, 5);
 
       // then: the overdue timer fired exactly once, at wake-up
       expect(probe.callsOf('after', id)).toHaveLength(1);
       expect(probe.callsOf('after', id)[0]?.at).toBe(T0 + 3 * 3_600_000);
-      expect(events(reopened, id, 'node.completed', 'nap')).toHaveLength(1);
-      expect(events(reopened, id, 'timer.started', 'nap')).toHaveLength(1);
+      expect((await events(reopened, id, 'node.completed', 'nap'))).toHaveLength(1);
+      expect((await events(reopened, id, 'timer.started', 'nap'))).toHaveLength(1);
       await reopened.close();
 
       // given: a worker whose only slot is busy while a timer comes due
@@ -626,23 +627,23 @@ describe('DESIGN.md "Rules pinned"', () => {
       const busy = engine;
       await busy.deploy({ name: 'hold', nodes: [{ id: 'hold', type: 'gate' }] });
       const napper = await busy.start('nap');
-      await tickUntil(busy, () => nodeStatus(busy, napper, 'nap') === 'WAITING', 'second nap waiting');
+      await tickUntil(busy, async () => (await nodeStatus(busy, napper, 'nap')) === 'WAITING', 'second nap waiting');
       const holder = await busy.start('hold');
       await tickUntil(busy, () => probe.gateOpen(holder, 'hold'), 'hold running');
       c2.set(T0 + 120_000);
       await tickTimes(busy, 3);
-      expect(nodeStatus(busy, napper, 'nap')).toBe('WAITING'); // due, not yet claimed: no free slot
+      expect((await nodeStatus(busy, napper, 'nap'))).toBe('WAITING'); // due, not yet claimed: no free slot
 
       // when: the slot frees up and the clock is set 12 hours back before the next turn
       probe.release(holder, 'hold');
       await turn();
       c2.set(T0 - 12 * 3_600_000);
-      await tickUntil(busy, () => busy.getInstance(napper).status === 'COMPLETED', 'due timer fired despite the clock going back');
+      await tickUntil(busy, async () => (await busy.getInstance(napper)).status === 'COMPLETED', 'due timer fired despite the clock going back');
 
       // then: the timer that was already due fired at once (the clock never caught up), once
       expect(c2.now()).toBe(T0 - 12 * 3_600_000);
       expect(probe.callsOf('after', napper)).toHaveLength(1);
-      expect(events(busy, napper, 'node.completed', 'nap')).toHaveLength(1);
+      expect((await events(busy, napper, 'node.completed', 'nap'))).toHaveLength(1);
       const jumps = busy.db.raw.prepare(`SELECT data_json FROM history WHERE type = 'clock.jumped'`).all() as { data_json: string }[];
       expect(jumps.map((j) => JSON.parse(j.data_json) as unknown)).toEqual([{ fromMs: T0 + 120_000, toMs: T0 - 12 * 3_600_000, direction: 'backwards' }]);
     } finally {
@@ -691,11 +692,11 @@ describe('DESIGN.md "Rules pinned"', () => {
     expect((i2.nodes.find((n) => n.id === 'y')?.error as { message: string }).message).toMatch(/variables would be \d+ bytes/);
     expect(i2.variables).not.toHaveProperty('y');
 
-    expect(engine.listInstances({ status: ['RUNNING', 'PENDING', 'WAITING'] })).toEqual([]);
+    expect((await engine.listInstances({ status: ['RUNNING', 'PENDING', 'WAITING'] }))).toEqual([]);
     expect([...scheduleRows(engine, one), ...scheduleRows(engine, two)]).toEqual([]);
     // and: a start whose variables are above the limit is refused and writes nothing
     await expectEngineError(engine.start('too-big', { variables: { blob: 'z'.repeat(2000) } }), 'INVALID_VARIABLES');
-    expect(engine.listInstances()).toHaveLength(2);
+    expect((await engine.listInstances())).toHaveLength(2);
   });
 
   it('a result a person gives (approval decision, skip result) above the size limit is refused and changes nothing', async () => {
@@ -712,9 +713,9 @@ describe('DESIGN.md "Rules pinned"', () => {
     await engine.deploy({ name: 'incident-big', nodes: [{ id: 's', type: 'flaky', onFailure: 'suspend', retry: { maxAttempts: 1 }, output: 'r' }] });
     const asking = await engine.start('ask-big');
     const stuck = await engine.start('incident-big', { variables: { note: 'n'.repeat(300) } });
-    await engine.runUntil(() => engine.isSettled(asking) && engine.isSettled(stuck), 10_000);
-    const before = [engine.getInstance(asking), engine.getInstance(stuck)];
-    const historyBefore = [engine.history(asking).length, engine.history(stuck).length];
+    await engine.runUntil(async () => (await engine.isSettled(asking)) && (await engine.isSettled(stuck)), 10_000);
+    const before = [(await engine.getInstance(asking)), (await engine.getInstance(stuck))];
+    const historyBefore = [(await engine.history(asking)).length, (await engine.history(stuck)).length];
 
     // when
     const decision = await expectEngineError(engine.approve(asking, 'ask', { approved: true, data: 'd'.repeat(2000) }), 'RESULT_TOO_LARGE');
@@ -724,8 +725,8 @@ describe('DESIGN.md "Rules pinned"', () => {
     expect(decision.message).toMatch(/node "ask": the given result is \d+ bytes, above the limit of 1024 bytes/);
     expect(decision.retryable).toBe(false);
     expect(skip.message).toMatch(/node "s": the variables would be \d+ bytes, above the limit of 1024 bytes/);
-    expect([engine.getInstance(asking), engine.getInstance(stuck)]).toEqual(before);
-    expect([engine.history(asking).length, engine.history(stuck).length]).toEqual(historyBefore);
+    expect([(await engine.getInstance(asking)), (await engine.getInstance(stuck))]).toEqual(before);
+    expect([(await engine.history(asking)).length, (await engine.history(stuck)).length]).toEqual(historyBefore);
     expect(before.map((i) => i.status)).toEqual(['WAITING', 'SUSPENDED']);
     expect(probe.callsOf('then')).toHaveLength(0);
   });
@@ -768,11 +769,11 @@ describe('DESIGN.md "Rules pinned"', () => {
     );
     expect(inst.variables).toEqual({ 设备: '東京-📱', 结果: { ok: true, 版本: '二・〇' }, 摘要: '東京-📱-完成' });
     expect(probe.callsOf('🚀发射', id)).toHaveLength(1);
-    expect(new Set(engine.history(id).filter((h) => h.type === 'node.completed').map((h) => h.nodeId))).toEqual(new Set(['检查', '🚀发射', '👩‍💻']));
-    expect(engine.exportWorkflow(name)).toEqual(definition);
-    expect(engine.listWorkflows().map((w) => w.name)).toContain(name);
-    expect(engine.listInstances({ workflow: name }).map((i) => i.id)).toEqual([id]);
-    expect(engine.listInstances({ text: '🧾' }).map((i) => i.id)).toEqual([id]);
+    expect(new Set((await engine.history(id)).filter((h) => h.type === 'node.completed').map((h) => h.nodeId))).toEqual(new Set(['检查', '🚀发射', '👩‍💻']));
+    expect((await engine.exportWorkflow(name))).toEqual(definition);
+    expect((await engine.listWorkflows()).map((w) => w.name)).toContain(name);
+    expect((await engine.listInstances({ workflow: name })).map((i) => i.id)).toEqual([id]);
+    expect((await engine.listInstances({ text: '🧾' })).map((i) => i.id)).toEqual([id]);
   });
 
   it('expressions and scripts can never reach the host: no process, require, fetch or constructor escape', async () => {
@@ -854,12 +855,12 @@ describe('DSL semantics the runtime owes', () => {
     expect(Object.fromEntries(inst.nodes.map((n) => [n.id, n.status]))).toEqual({ a: 'FAILED', ok: 'SKIPPED', onErr: 'COMPLETED', onTimeout: 'SKIPPED' });
     expect(probe.callsOf('onErr', id)).toHaveLength(1);
     expect(probe.callsOf('onTimeout')).toHaveLength(0);
-    const history = engine.history(id);
+    const history = (await engine.history(id));
     const lastFailure = history.findIndex((h) => h.type === 'node.failed' && h.attempt === 2);
     const handled = history.findIndex((h) => h.type === 'node.completed' && h.nodeId === 'onErr');
     expect(lastFailure).toBeGreaterThan(-1);
     expect(handled).toBeGreaterThan(lastFailure);
-    expect(engine.metrics().deadLetters.filter((d) => d.instance_id === id)).toEqual([]);
+    expect((await engine.metrics()).deadLetters.filter((d) => d.instance_id === id)).toEqual([]);
   });
 
   it('join "all" needs every incoming edge taken, the default "any" one; a skip flows on', async () => {
@@ -916,7 +917,7 @@ describe('DSL semantics the runtime owes', () => {
     expect(probe.callsOf('anyJoin', id)).toHaveLength(1);
     expect(probe.callsOf('bothJoin', id)).toHaveLength(1);
     for (const n of ['y', 'y2', 'y3', 'allJoin']) expect(probe.callsOf(n)).toHaveLength(0);
-    const skipped = Object.fromEntries(events(engine, id, 'node.skipped').map((h) => [h.nodeId, dataOf<{ reason: string }>(h).reason]));
+    const skipped = Object.fromEntries((await events(engine, id, 'node.skipped')).map((h) => [h.nodeId, dataOf<{ reason: string }>(h).reason]));
     expect(skipped).toEqual({
       y: 'no incoming edge was taken',
       y2: 'no incoming edge was taken',
@@ -940,17 +941,17 @@ describe('DSL semantics the runtime owes', () => {
       edges: [{ from: 'nap', to: 'afterNap' }],
     });
     const id = await engine.start('deadline');
-    await tickUntil(engine, () => nodeStatus(engine, id, 'nap') === 'WAITING' && nodeStatus(engine, id, 'hang') === 'RUNNING', 'waiting and running');
+    await tickUntil(engine, async () => (await nodeStatus(engine, id, 'nap')) === 'WAITING' && (await nodeStatus(engine, id, 'hang')) === 'RUNNING', 'waiting and running');
     expect(scheduleRows(engine, id).find((r) => r.kind === 'deadline')?.next_run_at).toBe(T0 + 1000);
 
     // when: the deadline passes
     clock.advance(1001);
-    await tickUntil(engine, () => engine.getInstance(id).status === 'FAILED', 'instance FAILED at its deadline');
+    await tickUntil(engine, async () => (await engine.getInstance(id)).status === 'FAILED', 'instance FAILED at its deadline');
     clock.advance(3_600_000);
     await tickTimes(engine, 3);
 
     // then
-    const inst = engine.getInstance(id);
+    const inst = (await engine.getInstance(id));
     expect(inst.status).toBe('FAILED');
     expect(inst.error).toMatchObject({ code: 'DEADLINE_EXCEEDED' });
     expect(probe.aborts).toEqual([{ instanceId: id, nodeId: 'hang', attempt: 1, reason: 'DEADLINE_EXCEEDED' }]);
@@ -983,7 +984,7 @@ describe('DSL semantics the runtime owes', () => {
     expect(same).toMatchObject({ version: 1, created: false, workflowId: first.workflowId });
     expect(moved).toMatchObject({ version: 1, created: false, workflowId: first.workflowId });
     expect(changed).toMatchObject({ version: 2, created: true });
-    expect(engine.listVersions('versions').map((v) => v.version)).toEqual([2, 1]);
+    expect((await engine.listVersions('versions')).map((v) => v.version)).toEqual([2, 1]);
   });
 
   it('a start whose variables fail the inputSchema is refused, naming the failing fields, and writes nothing', async () => {
@@ -1009,7 +1010,7 @@ describe('DSL semantics the runtime owes', () => {
     expect(missing.details).toEqual([{ field: 'deviceId', message: 'is required' }]);
     expect((wrong.details as { field: string }[]).map((d) => d.field).sort()).toEqual(['deviceId', 'retries']);
     expect(wrong.message).toMatch(/deviceId must be string/);
-    expect(engine.listInstances().map((i) => i.id)).toEqual([ok]);
+    expect((await engine.listInstances()).map((i) => i.id)).toEqual([ok]);
   });
 
   it('each handler sees the stable idempotency key `${instanceId}:${nodeId}` across its attempts', async () => {
@@ -1030,7 +1031,7 @@ describe('DSL semantics the runtime owes', () => {
         [2, `${id}:pay`],
         [3, `${id}:pay`],
       ]);
-      expect(engine.getInstance(id).status).toBe('COMPLETED');
+      expect((await engine.getInstance(id)).status).toBe('COMPLETED');
     }
   });
 
@@ -1051,8 +1052,8 @@ describe('DSL semantics the runtime owes', () => {
     });
     const good = await engine.start('approve-me');
     const bad = await engine.start('approve-me');
-    await engine.runUntil(() => engine.isSettled(good) && engine.isSettled(bad), 10_000);
-    expect(nodeStatus(engine, good, 'ask')).toBe('WAITING');
+    await engine.runUntil(async () => (await engine.isSettled(good)) && (await engine.isSettled(bad)), 10_000);
+    expect((await nodeStatus(engine, good, 'ask'))).toBe('WAITING');
 
     // when
     await engine.approve(good, 'ask', { approved: true, actor: 'alice', comment: 'looks fine' });
@@ -1065,7 +1066,7 @@ describe('DSL semantics the runtime owes', () => {
     expect(probe.callsOf('no').map((c) => c.instanceId)).toEqual([bad]);
     expect(g.variables.decision).toMatchObject({ approved: true, actor: 'alice', comment: 'looks fine' });
     expect(b.variables.decision).toMatchObject({ approved: false, actor: 'bob', data: { why: 'too risky' } });
-    expect(events(engine, good, 'approval.decided')[0]).toMatchObject({ actor: 'alice', data: { approved: true } });
+    expect((await events(engine, good, 'approval.decided'))[0]).toMatchObject({ actor: 'alice', data: { approved: true } });
     // and: a second decision is refused
     await expectEngineError(engine.approve(good, 'ask', { approved: false }), 'INVALID_STATE');
   });
@@ -1085,13 +1086,13 @@ describe('onFailure "suspend": an incident waits for a person, and each resume a
     ],
   };
 
-  async function suspendedInstance(engine: Engine): Promise<{ id: number; version: number }> {
+  async function suspendedInstance(engine: SqliteEngine): Promise<{ id: number; version: number }> {
     await engine.deploy(incident);
     const id = await engine.start('incident', { variables: { region: 'eu', limit: 5 } });
     const inst = await runToSettled(engine, id);
     expect(inst.status).toBe('SUSPENDED');
     expect(inst.suspension).toMatchObject({ kind: 'incident', nodeId: 'step', attempts: 2, error: { code: 'HANDLER_ERROR', message: 'flaky failure 2' } });
-    expect(engine.metrics().deadLetters.filter((d) => d.instance_id === id)).toHaveLength(1);
+    expect((await engine.metrics()).deadLetters.filter((d) => d.instance_id === id)).toHaveLength(1);
     return { id, version: inst.version };
   }
 
@@ -1109,7 +1110,7 @@ describe('onFailure "suspend": an incident waits for a person, and each resume a
     expect(inst.status).toBe('COMPLETED');
     expect(probe.callsOf('next', id)).toHaveLength(1);
     expect(inst.variables).toMatchObject({ region: 'eu', limit: 9, note: 'retry by hand', stepResult: { ok: true } });
-    const resumed = events(engine, id, 'instance.resumed');
+    const resumed = (await events(engine, id, 'instance.resumed'));
     expect(resumed).toHaveLength(1);
     expect(resumed[0]).toMatchObject({
       actor: 'ops',
@@ -1133,11 +1134,11 @@ describe('onFailure "suspend": an incident waits for a person, and each resume a
     expect(inst.status).toBe('COMPLETED');
     expect(inst.nodes.find((n) => n.id === 'step')).toMatchObject({ status: 'COMPLETED', output: { ok: true, by: 'hand' } });
     expect(inst.variables).toEqual({ region: 'us', limit: 5, stepResult: { ok: true, by: 'hand' } });
-    expect(events(engine, id, 'instance.resumed')[0]).toMatchObject({
+    expect((await events(engine, id, 'instance.resumed'))[0]).toMatchObject({
       actor: 'carol',
       data: { action: 'skip', result: { ok: true, by: 'hand' }, diff: { added: {}, removed: [], changed: { region: { from: 'eu', to: 'us' } } } },
     });
-    expect(events(engine, id, 'node.skipped_by_hand', 'step')).toHaveLength(1);
+    expect((await events(engine, id, 'node.skipped_by_hand', 'step'))).toHaveLength(1);
   });
 
   it('fail: compensation runs and the instance ends FAILED', async () => {
@@ -1153,12 +1154,12 @@ describe('onFailure "suspend": an incident waits for a person, and each resume a
     expect(inst.status).toBe('FAILED');
     expect(probe.callsOf('next')).toHaveLength(0);
     expect(probe.calls.filter((c) => c.type === 'undo').map((c) => [c.instanceId, c.nodeId])).toEqual([[id, 'prep']]);
-    expect(nodeStatus(engine, id, 'prep')).toBe('COMPENSATED');
-    const history = engine.history(id);
+    expect((await nodeStatus(engine, id, 'prep'))).toBe('COMPENSATED');
+    const history = (await engine.history(id));
     const types = history.map((h) => h.type);
     expect(types.indexOf('instance.resumed')).toBeLessThan(types.indexOf('compensation.completed'));
     expect(types.at(-1)).toBe('instance.failed');
-    expect(events(engine, id, 'instance.resumed')[0]).toMatchObject({ actor: 'dave', data: { action: 'fail', diff: { added: {}, removed: ['limit'], changed: {} } } });
+    expect((await events(engine, id, 'instance.resumed'))[0]).toMatchObject({ actor: 'dave', data: { action: 'fail', diff: { added: {}, removed: ['limit'], changed: {} } } });
     expect(inst.variables).toEqual({ region: 'eu' });
   });
 });

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../engine/runtime/engine';
 import { ManualClock } from '../../engine/runtime/clock';
 import { tempEngine, runToSettled, tempDir } from '../helpers/temp-engine';
-import { nodeStatus, tickUntil, turn } from '../helpers/probe-nodes';
+import { nodeStatus, tickUntil, turn, everyOf } from '../helpers/probe-nodes';
 
 const boom = (id: string) => ({ id, type: 'script', config: { code: `throw new Error('${id} broke')` }, retry: { maxAttempts: 1 }, onFailure: 'suspend' as const });
 
@@ -22,8 +22,8 @@ describe('several incidents at once', () => {
     const { engine } = ctx;
     await engine.deploy({ name: 'two-incidents', nodes: [boom('x'), boom('y')], edges: [] });
     const id = await engine.start('two-incidents');
-    await engine.runUntil(() => engine.getInstance(id).nodes.every((n) => n.status === 'FAILED'), 10_000);
-    let inst = engine.getInstance(id);
+    await engine.runUntil(async () => (await engine.getInstance(id)).nodes.every((n) => n.status === 'FAILED'), 10_000);
+    let inst = (await engine.getInstance(id));
     expect(inst.status).toBe('SUSPENDED');
     const first = inst.suspension?.nodeId;
     expect(['x', 'y']).toContain(first);
@@ -33,7 +33,7 @@ describe('several incidents at once', () => {
     await engine.resume(id, { action: 'skip', result: { fixed: first }, actor: 'ops' });
 
     // then the instance still waits for a person, now at the other branch
-    inst = engine.getInstance(id);
+    inst = (await engine.getInstance(id));
     expect(inst.status).toBe('SUSPENDED');
     expect(inst.suspension?.nodeId).toBe(second);
 
@@ -56,9 +56,9 @@ describe('several incidents at once', () => {
       ],
     });
     const id = await engine.start('two-incidents-join');
-    await engine.runUntil(() => ['x', 'y'].every((n) => nodeStatus(engine, id, n) === 'FAILED'), 10_000);
+    await engine.runUntil(() => everyOf(['x', 'y'], async (n) => (await nodeStatus(engine, id, n)) === 'FAILED'), 10_000);
     await engine.resume(id, { action: 'skip', result: 1, actor: 'ops' });
-    expect(engine.getInstance(id).status).toBe('SUSPENDED');
+    expect((await engine.getInstance(id)).status).toBe('SUSPENDED');
     await engine.resume(id, { action: 'retry', actor: 'ops' });
     // the retry fails again (same script): the instance is SUSPENDED at that node once more
     let inst = await runToSettled(engine, id);
@@ -91,7 +91,7 @@ describe('an attempt of an instant type lost with its worker', () => {
         ],
       });
       const id = await a.start('nap');
-      await tickUntil(a, () => nodeStatus(a, id, 'nap') === 'RUNNING', 'nap claimed');
+      await tickUntil(a, async () => (await nodeStatus(a, id, 'nap')) === 'RUNNING', 'nap claimed');
       // the worker dies between the claim and its commit: its outcome is never committed
       a.db.close();
 
@@ -99,16 +99,16 @@ describe('an attempt of an instant type lost with its worker', () => {
       clock.advance(1500);
       const b = Engine.open(file, { clock, leaseMs: 1000, pollIntervalMs: 5 });
       try {
-        await tickUntil(b, () => nodeStatus(b, id, 'nap') === 'WAITING', 'nap waiting on the new worker');
+        await tickUntil(b, async () => (await nodeStatus(b, id, 'nap')) === 'WAITING', 'nap waiting on the new worker');
         clock.advance(6000);
-        await tickUntil(b, () => b.getInstance(id).status === 'COMPLETED', 'instance completed');
+        await tickUntil(b, async () => (await b.getInstance(id)).status === 'COMPLETED', 'instance completed');
 
         // then the recovery is recorded, uncounted, and the delay still had its one attempt
-        const history = b.history(id);
+        const history = (await b.history(id));
         const recovered = history.filter((h) => h.type === 'node.recovered' && h.nodeId === 'nap');
         expect(recovered).toHaveLength(1);
         expect(recovered[0]?.data).toMatchObject({ reason: 'recovered after a lost lease', counted: false });
-        expect(b.getInstance(id).nodes.find((n) => n.id === 'nap')).toMatchObject({ status: 'COMPLETED', attempt: 1, maxAttempts: 1 });
+        expect((await b.getInstance(id)).nodes.find((n) => n.id === 'nap')).toMatchObject({ status: 'COMPLETED', attempt: 1, maxAttempts: 1 });
         // the timer fired once, at or after its due time, and history says so
         const fired = history.filter((h) => h.type === 'timer.fired' && h.nodeId === 'nap');
         expect(fired).toHaveLength(1);
@@ -161,7 +161,7 @@ describe('fault points', () => {
     await turn();
     const inst = await runToSettled(engine, id);
     expect(inst.status).toBe('COMPLETED');
-    expect(engine.history(id).some((h) => h.type === 'node.recovered')).toBe(false);
+    expect((await engine.history(id)).some((h) => h.type === 'node.recovered')).toBe(false);
   });
 });
 
@@ -193,10 +193,10 @@ describe('a workflow whose node type this process does not have', () => {
         // then the plain instance completed, the plugin one is untouched and waits, and the
         // worker said once why; it counts as idle (nothing it can run is left)
         expect(plain.status).toBe('COMPLETED');
-        expect(here.getInstance(pluginId)).toMatchObject({ status: 'PENDING' });
-        expect(here.getInstance(pluginId).nodes[0]).toMatchObject({ status: 'READY', attempt: 0 });
+        expect((await here.getInstance(pluginId))).toMatchObject({ status: 'PENDING' });
+        expect((await here.getInstance(pluginId)).nodes[0]).toMatchObject({ status: 'READY', attempt: 0 });
         expect(errors.filter((e) => e.includes('cannot run workflow version'))).toHaveLength(1);
-        expect(here.isIdle()).toBe(true);
+        expect((await here.isIdle())).toBe(true);
       } finally {
         await here.close();
       }
@@ -204,8 +204,8 @@ describe('a workflow whose node type this process does not have', () => {
       // and a worker with the plugin runs it
       const later = Engine.open(file, { registry: withPlugin, pollIntervalMs: 5 });
       try {
-        await later.runUntil(() => later.getInstance(pluginId).status === 'COMPLETED', 15_000);
-        expect(later.getInstance(pluginId).variables).toEqual({});
+        await later.runUntil(async () => (await later.getInstance(pluginId)).status === 'COMPLETED', 15_000);
+        expect((await later.getInstance(pluginId)).variables).toEqual({});
       } finally {
         await later.close();
       }

@@ -75,7 +75,7 @@ describe('EngineHost + engine worker', () => {
     expect(fs.existsSync(`${dbPath}-wal`) ? fs.statSync(`${dbPath}-wal`).size : 0).toBe(0);
     const engine = Engine.open(dbPath);
     try {
-      expect(engine.listWorkflows().map((w: { name: string }) => w.name)).toEqual(['host-quick']);
+      expect((await engine.listWorkflows()).map((w: { name: string }) => w.name)).toEqual(['host-quick']);
       const leased = engine.db.raw.prepare(`SELECT count(*) AS n FROM schedule WHERE lease_owner IS NOT NULL`).get() as { n: number };
       expect(leased.n).toBe(0);
     } finally {

@@ -30,7 +30,7 @@ describe('electron native binding', () => {
     const t = tempDir();
     cleanup = t.cleanup;
     const engine = Engine.open(path.join(t.dir, 'a.db'), { nativeBinding: nodeBuild });
-    expect(engine.listWorkflows()).toEqual([]);
+    expect((await engine.listWorkflows())).toEqual([]);
     await engine.close();
     expect(() => Engine.open(path.join(t.dir, 'b.db'), { nativeBinding: path.join(t.dir, 'missing.node') })).toThrow();
     expect(fs.existsSync(path.join(t.dir, 'b.db'))).toBe(false);

@@ -3,7 +3,7 @@
 // `app:notify` channel.
 import { describe, expect, it } from 'vitest';
 import type { HistoryEvent, NodeState } from '../../engine/api/contract';
-import { describeStuck } from '../../engine/db/repositories/instance-repository';
+import { describeStuck } from '../../engine/db/queries/stuck';
 import { createDesktopHandlers, dispatchDesktop } from '../../electron/main/desktop-handlers';
 import { diffVariables, isEmptyDiff, parseJsonObject } from '../../renderer/src/monitor/diff';
 import { formatDuration, formatRelative } from '../../renderer/src/monitor/format';

@@ -62,9 +62,9 @@ export function addServeCommands(program: Command, run: CliRun): void {
       }
       throw err;
     }
-    if (o.json) json(io, { url: server.url, port: server.port, token: server.token, db: engine.db.file });
+    if (o.json) json(io, { url: server.url, port: server.port, token: server.token, db: engine.storage.location });
     else {
-      io.stderr(`serve: ${engine.db.file} on 127.0.0.1:${server.port}, worker running (Ctrl-C stops)\n`);
+      io.stderr(`serve: ${engine.storage.location} on 127.0.0.1:${server.port}, worker running (Ctrl-C stops)\n`);
       io.stdout(`${server.url}\n`);
     }
     if (o.open) openBrowser(server.url, io);

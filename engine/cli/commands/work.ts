@@ -94,7 +94,7 @@ export function addWorkCommands(program: Command, run: CliRun): void {
         try {
           if (!o.json)
             io.stderr(
-              `worker: working ${engine.db.file} with concurrency ${o.concurrency}${o.untilIdle ? ' until idle' : ' (Ctrl-C stops)'}\n`,
+              `worker: working ${engine.storage.location} with concurrency ${o.concurrency}${o.untilIdle ? ' until idle' : ' (Ctrl-C stops)'}\n`,
             );
           completed = await workUntil(engine, () => (o.untilIdle ? engine.isIdle() : false), run.signal);
         } finally {

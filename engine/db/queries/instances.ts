@@ -1,0 +1,123 @@
+/**
+ * SQLite: instance and history queries ({@link InstanceQueries}, {@link HistoryQueries}),
+ * prepared once per connection.
+ *
+ * Encoding kept here and nowhere else: `instance.input_json` is `''` while the variables are still
+ * the start variables (stored once, not twice: most of an instance row's bytes); the first change
+ * of the variables copies them there. `''` is not valid JSON, so it cannot be a real input.
+ * Readers resolve it ({@link START_INPUT_SQL}).
+ */
+import type Database from 'better-sqlite3';
+import type { SerializedError } from '../../errors';
+import type { InstanceStatus } from '../../vocabulary';
+import type { HistoryQueries, InstanceHead, InstanceQueries, InstanceRow, Suspension } from '../../store/queries';
+
+/** The start variables of `i` as SQL: `input_json`, or the variables while it is `''` (see the module doc). */
+export const START_INPUT_SQL = `CASE WHEN i.input_json = '' THEN i.variables_json ELSE i.input_json END`;
+
+interface RawInstance {
+  id: number;
+  workflowId: number;
+  status: InstanceStatus;
+  variablesJson: string;
+  version: number;
+  suspensionJson: string | null;
+  endStatus: 'FAILED' | 'CANCELLED' | null;
+  startedAt: number | null;
+  deadlineAt: number | null;
+  errorJson: string | null;
+}
+
+/** Prepares {@link InstanceQueries} on `db`. */
+export function createInstanceQueries(db: Database.Database): InstanceQueries {
+  const insert = db.prepare<[number, string, string, number, number | null, number, number | null, string | null]>(
+    `INSERT INTO instance (workflow_id, status, variables_json, input_json, created_at, started_at, updated_at, deadline_at, business_key)
+     VALUES (?, ?, ?, '', ?, ?, ?, ?, ?)`,
+  );
+  const get = db.prepare<[number], RawInstance>(
+    `SELECT id, workflow_id AS workflowId, status, variables_json AS variablesJson, version, suspension_json AS suspensionJson,
+            end_status AS endStatus, started_at AS startedAt, deadline_at AS deadlineAt, error_json AS errorJson
+       FROM instance WHERE id = ?`,
+  );
+  const head = db.prepare<[number], InstanceHead>(`SELECT id, status, deadline_at AS deadlineAt FROM instance WHERE id = ?`);
+  const variables = db.prepare<[number], { v: string }>(`SELECT variables_json AS v FROM instance WHERE id = ?`);
+  const touch = db.prepare<[string, number, number, number]>(
+    `UPDATE instance SET status = ?, started_at = coalesce(started_at, ?), updated_at = ?, version = version + 1 WHERE id = ?`,
+  );
+  const setVariables = db.prepare<[string, number, number]>(
+    `UPDATE instance SET input_json = CASE WHEN input_json = '' THEN variables_json ELSE input_json END,
+            variables_json = ?, updated_at = ?, version = version + 1 WHERE id = ?`,
+  );
+  const setStatus = db.prepare<[string, number, number]>(`UPDATE instance SET status = ?, updated_at = ?, version = version + 1 WHERE id = ?`);
+  const end = db.prepare<[string, string | null, number, number, number]>(
+    `UPDATE instance SET status = ?, error_json = coalesce(?, error_json), ended_at = ?, updated_at = ?,
+            suspension_json = NULL, version = version + 1 WHERE id = ?`,
+  );
+  const suspend = db.prepare<[string, number, number]>(
+    `UPDATE instance SET status = 'SUSPENDED',
+            suspension_json = CASE WHEN status = 'SUSPENDED' AND suspension_json IS NOT NULL THEN suspension_json ELSE ? END,
+            updated_at = ?, version = version + 1 WHERE id = ?`,
+  );
+  const startCompensating = db.prepare<[string, string | null, number, number]>(
+    `UPDATE instance SET status = 'COMPENSATING', end_status = ?, error_json = coalesce(?, error_json),
+            suspension_json = NULL, updated_at = ?, version = version + 1 WHERE id = ?`,
+  );
+  const clearSuspension = db.prepare<[string, number, number]>(
+    `UPDATE instance SET status = ?, suspension_json = NULL, updated_at = ?, version = version + 1 WHERE id = ?`,
+  );
+  const reopen = db.prepare<[number | null, number, number]>(
+    `UPDATE instance SET status = 'RUNNING', ended_at = NULL, error_json = NULL, end_status = NULL, deadline_at = ?,
+            updated_at = ?, version = version + 1 WHERE id = ?`,
+  );
+  const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
+
+  return {
+    insert: ({ workflowId, status, variablesJson, now, deadlineAt, businessKey }) =>
+      Number(insert.run(workflowId, status, variablesJson, now, status === 'RUNNING' ? now : null, now, deadlineAt, businessKey).lastInsertRowid),
+    get: (id): InstanceRow | undefined => {
+      const r = get.get(id);
+      if (r === undefined) return undefined;
+      return {
+        id: r.id,
+        workflowId: r.workflowId,
+        status: r.status,
+        variables: JSON.parse(r.variablesJson) as Record<string, unknown>,
+        version: r.version,
+        suspension: r.suspensionJson === null ? null : (JSON.parse(r.suspensionJson) as Suspension),
+        endStatus: r.endStatus,
+        startedAt: r.startedAt,
+        deadlineAt: r.deadlineAt,
+        error: r.errorJson === null ? null : (JSON.parse(r.errorJson) as SerializedError),
+      };
+    },
+    head: (id) => head.get(id),
+    touch: ({ id, status, now }) => void touch.run(status, now, now, id),
+    setVariables: ({ id, variables: vars, now }) => void setVariables.run(JSON.stringify(vars), now, id),
+    mergeVariables: ({ id, patch, now }) => {
+      const cur = variables.get(id);
+      if (!cur) return;
+      setVariables.run(JSON.stringify({ ...(JSON.parse(cur.v) as Record<string, unknown>), ...patch }), now, id);
+    },
+    setStatus: ({ id, status, now }) => void setStatus.run(status, now, id),
+    end: ({ id, status, error, now }) => void end.run(status, json(error), now, now, id),
+    suspend: ({ id, suspension, now }) => void suspend.run(JSON.stringify(suspension), now, id),
+    startCompensating: ({ id, endStatus, error, now }) => void startCompensating.run(endStatus, json(error), now, id),
+    clearSuspension: ({ id, status, now }) => void clearSuspension.run(status, now, id),
+    reopen: ({ id, deadlineAt, now }) => void reopen.run(deadlineAt, now, id),
+  };
+}
+
+/** Prepares {@link HistoryQueries} on `db`. */
+export function createHistoryQueries(db: Database.Database): HistoryQueries {
+  const append = db.prepare<[number | null, string | null, string, number, number | null, string | null, string | null]>(
+    `INSERT INTO history (instance_id, node_id, type, at, attempt, actor, data_json) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const deadLetter = db.prepare<[number, string | null, string, number, string, number]>(
+    `INSERT INTO dead_letter (instance_id, node_id, kind, attempts, error_json, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+  );
+  return {
+    append: ({ instanceId, nodeId, type, at, attempt, actor, data }) =>
+      Number(append.run(instanceId, nodeId, type, at, attempt ?? null, actor ?? null, data === undefined ? null : JSON.stringify(data)).lastInsertRowid),
+    deadLetter: ({ instanceId, nodeId, kind, attempts, error, now }) => void deadLetter.run(instanceId, nodeId, kind, attempts, JSON.stringify(error), now),
+  };
+}

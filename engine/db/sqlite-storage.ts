@@ -1,0 +1,133 @@
+/**
+ * The SQLite implementation of the storage port ({@link StorageBackend}): one database file.
+ *
+ * Writes go through {@link RunnelDb.write} (BEGIN IMMEDIATE, the process's one serialized write
+ * path, SQLITE_BUSY backoff with jitter) and run their transition synchronously inside it with
+ * every query family prepared once on the connection; reads are the read model's statements on
+ * the same connection. The upkeep thread (checkpoints, lease renewal) starts when first needed.
+ */
+import { EngineError } from '../errors';
+import type { LeaseKeeper, ReadModel, StorageBackend, WriteQueries } from '../store/port';
+import { openDatabase, type OpenOptions, type RunnelDb } from './open-database';
+import { createNodeQueries } from './queries/nodes';
+import { createHistoryQueries, createInstanceQueries } from './queries/instances';
+import { createReadModel } from './queries/read-model';
+import { createScheduleQueries } from './queries/schedule';
+import { createWorkflowQueries } from './queries/workflows';
+import { startUpkeepThread, type UpkeepThread } from './upkeep-thread';
+
+/** The SQLite backend, with its database handle for what only SQLite has (tests, the benchmark, PRAGMAs). */
+export interface SqliteStorage extends StorageBackend {
+  /** The open file. */
+  readonly db: RunnelDb;
+}
+
+/** Options of {@link openSqliteStorage}. */
+export interface SqliteStorageOptions extends OpenOptions {
+  /** Interval of the upkeep thread's PASSIVE checkpoints, ms; 0 leaves checkpoints to the connection. Default 20. */
+  checkpointIntervalMs?: number;
+}
+
+/**
+ * Opens (creating and migrating if needed) the database `file` as a storage backend.
+ *
+ * @throws EngineError as openDatabase: NOT_FOUND, DATABASE_CORRUPT, DATABASE_NEWER, DATABASE_READONLY.
+ */
+export function openSqliteStorage(file: string, options: SqliteStorageOptions = {}): SqliteStorage {
+  return sqliteStorage(openDatabase(file, options), options);
+}
+
+/** A storage backend over an open database. */
+export function sqliteStorage(db: RunnelDb, options: SqliteStorageOptions = {}): SqliteStorage {
+  const raw = db.raw;
+  const workflows = createWorkflowQueries(raw);
+  const savepoint = raw.transaction((fn: () => unknown) => fn());
+  const queries: WriteQueries = {
+    schedule: createScheduleQueries(raw),
+    nodes: createNodeQueries(raw),
+    instances: createInstanceQueries(raw),
+    history: createHistoryQueries(raw),
+    workflows,
+    savepoint: <T>(fn: () => T): T => savepoint(fn) as T,
+  };
+  const read: ReadModel = createReadModel(raw, workflows);
+  const walAutocheckpoint = Math.max(0, Math.floor(options.walAutocheckpoint ?? 1000));
+  const checkpointMs = options.checkpointIntervalMs ?? 20;
+  let upkeep: UpkeepThread | undefined;
+  let upkeepTried = false;
+  const thread = (): UpkeepThread | undefined => {
+    if (!upkeepTried && db.file !== ':memory:' && !db.readonly) {
+      upkeepTried = true;
+      upkeep = startUpkeepThread(db.file, options.nativeBinding === undefined ? {} : { nativeBinding: options.nativeBinding });
+    }
+    return upkeep;
+  };
+  const stopIdleThread = async (): Promise<void> => {
+    const t = upkeep;
+    if (!t || t.busy) return;
+    upkeep = undefined;
+    upkeepTried = false;
+    await t.stop();
+  };
+
+  return {
+    db,
+    location: db.file,
+    readonly: db.readonly,
+    write: (fn) => db.write(() => fn(queries)),
+    read,
+    keepLeases({ owner, leaseMs, stallMs }): LeaseKeeper {
+      const alive = new BigInt64Array(new SharedArrayBuffer(8));
+      Atomics.store(alive, 0, BigInt(Date.now()));
+      const t = thread();
+      t?.keepLeases({ owner, leaseMs, stallMs, alive });
+      return {
+        alive: () => void Atomics.store(alive, 0, BigInt(Date.now())),
+        stop: async () => {
+          await t?.stopLeases();
+          await stopIdleThread();
+        },
+      };
+    },
+    releaseLeases: (owner, now) => db.write(() => queries.schedule.releaseLeases({ owner, now })),
+    startUpkeep() {
+      // Checkpoints off the hot path, unless automatic checkpoints were turned off (walAutocheckpoint 0).
+      if (walAutocheckpoint === 0 || checkpointMs <= 0) return;
+      thread()?.startCheckpoints(checkpointMs);
+    },
+    async stopUpkeep() {
+      upkeep?.stopCheckpoints();
+      await stopIdleThread();
+    },
+    watchChanges(onChange, intervalMs) {
+      // One `PRAGMA data_version` per interval, which SQLite changes only when another connection
+      // committed (https://sqlite.org/pragma.html#pragma_data_version): this backend's own writes never trigger it.
+      const readVersion = (): number => raw.pragma('data_version', { simple: true }) as number;
+      let last = readVersion();
+      const timer = setInterval(() => {
+        let now: number;
+        try {
+          now = readVersion();
+        } catch {
+          return; // busy or closing: try again next tick
+        }
+        if (now === last) return;
+        last = now;
+        onChange();
+      }, Math.max(10, intervalMs));
+      timer.unref?.();
+      return () => clearInterval(timer);
+    },
+    async close() {
+      const t = upkeep;
+      upkeep = undefined;
+      await t?.stop();
+      try {
+        db.checkpoint('PASSIVE');
+      } catch (err) {
+        console.error('runnel: checkpoint at close failed', err instanceof EngineError ? err.message : (err as Error).message);
+      }
+      db.close();
+    },
+  };
+}

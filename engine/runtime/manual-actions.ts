@@ -1,0 +1,172 @@
+/**
+ * Actions people take on instances (DESIGN.md section 4): decide an approval, resume a SUSPENDED
+ * instance, cancel, retry a FAILED one.
+ *
+ * Each reads what it needs, evaluates its expressions (the outcome sequence of outcome.ts, for a
+ * given result) before the transaction, then commits one transition with a version check, so a
+ * stale or repeated action is refused and changes nothing.
+ */
+import { EngineError } from '../errors';
+import { isTerminal } from '../vocabulary';
+import type { RuntimeContext } from './context';
+import { loadWorkflow, transact } from './context';
+import { jsonBytes, settleResult, type SettledResult } from './outcome';
+import { cancel as cancelTransition, decideApproval, diffVariables, resumeInstance, retryInstance } from './state-machine/manual';
+
+/** An approval decision. */
+export interface ApproveOptions {
+  approved: boolean;
+  data?: unknown;
+  comment?: string;
+  actor?: string;
+}
+
+/** A resume action on a SUSPENDED instance (DESIGN.md section 4). */
+export interface ResumeOptions {
+  action: 'retry' | 'skip' | 'fail';
+  /** For `skip`: the failed step's result (default null). */
+  result?: unknown;
+  /** Edited global variables: they replace the globals; the diff is recorded. */
+  variables?: Record<string, unknown>;
+  /** Refuse unless the instance's version still equals this. */
+  expectedVersion?: number;
+  actor?: string;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** The instance as the API shows it, or NOT_FOUND. */
+async function existing(ctx: RuntimeContext, id: number) {
+  const inst = await ctx.storage.read.instance(id);
+  if (!inst) throw new EngineError('NOT_FOUND', `instance ${id} does not exist`);
+  return inst;
+}
+
+/** `$steps` of an instance as the read model shows it: completed outputs, and `{ error }` of failed nodes. */
+function stepsOf(nodes: readonly { id: string; status: string; output?: unknown; error?: unknown }[]): Record<string, unknown> {
+  const steps: Record<string, unknown> = {};
+  for (const n of nodes) {
+    if (n.status === 'FAILED') steps[n.id] = { error: n.error ?? null };
+    else if (n.status === 'COMPLETED' || n.status === 'COMPENSATING' || n.status === 'COMPENSATED') steps[n.id] = n.output ?? null;
+  }
+  return steps;
+}
+
+/**
+ * Records a person's decision on a WAITING approval node; the decision becomes its result
+ * (`{ approved, data, comment, actor, decidedAt }`) and the instance goes on.
+ *
+ * @throws EngineError NOT_FOUND, INVALID_STATE (no approval waits there), CONFLICT (decided
+ *   meanwhile), RESULT_TOO_LARGE (the decision, or the variables with it, above the limit),
+ *   DEADLINE_EXCEEDED (the instance had passed its deadline: it is failed instead).
+ */
+export async function approve(ctx: RuntimeContext, instanceId: number, nodeId: string, decision: ApproveOptions): Promise<void> {
+  const inst = await existing(ctx, instanceId);
+  const state = inst.nodes.find((n) => n.id === nodeId);
+  const wait = state?.wait as { kind?: string } | undefined;
+  if (!state || state.status !== 'WAITING' || wait?.kind !== 'approval' || isTerminal(inst.status)) {
+    throw new EngineError('INVALID_STATE', `instance ${instanceId} has no approval waiting at node "${nodeId}"`);
+  }
+  const wf = await loadWorkflow(ctx, inst.workflowId);
+  const node = wf.nodes.get(nodeId);
+  if (!node) throw new EngineError('NOT_FOUND', `node "${nodeId}" is not in workflow ${wf.name}`);
+  const now = ctx.clock.now();
+  const result: Record<string, unknown> = { approved: decision.approved, decidedAt: now };
+  if (decision.data !== undefined) result.data = decision.data;
+  if (decision.comment !== undefined) result.comment = decision.comment;
+  if (decision.actor !== undefined) result.actor = decision.actor;
+  const settled = await settleResult(node, result, { variables: inst.variables, steps: stepsOf(inst.nodes) }, ctx.opts.maxResultBytes, true);
+  const refused = await transact(ctx, (tx) =>
+    decideApproval(tx, {
+      instanceId,
+      nodeId,
+      attempt: state.attempt,
+      decision: { approved: decision.approved, data: decision.data, comment: decision.comment },
+      settled,
+      ...(decision.actor === undefined ? {} : { actor: decision.actor }),
+    }),
+  );
+  ctx.worker.wake();
+  if (refused) throw refused;
+}
+
+/**
+ * Resumes a SUSPENDED instance (DESIGN.md section 4): optionally replaces its globals, then
+ * retries the failed step, skips it with `result`, or fails the instance. For a failed
+ * compensation, retry re-runs it, skip continues the chain and fail stops it as FAILED. The action,
+ * its actor and the variables diff land in history in the same transaction.
+ *
+ * @throws EngineError NOT_FOUND, INVALID_STATE (not SUSPENDED), CONFLICT (version check),
+ *   INVALID_VARIABLES, RESULT_TOO_LARGE (a skip's result), DEADLINE_EXCEEDED (past its deadline:
+ *   failed instead).
+ */
+export async function resume(ctx: RuntimeContext, instanceId: number, options: ResumeOptions): Promise<void> {
+  const inst = await existing(ctx, instanceId);
+  if (options.expectedVersion !== undefined && inst.version !== options.expectedVersion) {
+    throw new EngineError('CONFLICT', `instance ${instanceId} changed (version ${inst.version}, expected ${options.expectedVersion}); reload and try again`);
+  }
+  const suspension = inst.suspension as { kind: 'incident' | 'compensation'; nodeId: string } | undefined;
+  if (inst.status !== 'SUSPENDED' || !suspension) throw new EngineError('INVALID_STATE', `instance ${instanceId} is ${inst.status}, not SUSPENDED`);
+  if (options.variables !== undefined && !isPlainObject(options.variables)) throw new EngineError('INVALID_VARIABLES', 'variables must be a JSON object');
+  const after = options.variables ?? inst.variables;
+  if (jsonBytes(after) > ctx.opts.maxResultBytes) throw new EngineError('INVALID_VARIABLES', `variables are above the limit of ${ctx.opts.maxResultBytes} bytes`);
+  const wf = await loadWorkflow(ctx, inst.workflowId);
+  const node = wf.nodes.get(suspension.nodeId);
+  if (!node) throw new EngineError('NOT_FOUND', `node "${suspension.nodeId}" is not in workflow ${wf.name}`);
+  let skip: SettledResult | undefined;
+  if (options.action === 'skip' && suspension.kind === 'incident') {
+    skip = await settleResult(node, options.result, { variables: after, steps: stepsOf(inst.nodes) }, ctx.opts.maxResultBytes, true);
+  }
+  const refused = await transact(ctx, (tx) =>
+    resumeInstance(tx, {
+      instanceId,
+      version: inst.version,
+      action: options.action,
+      ...(options.variables === undefined ? {} : { variables: after }),
+      diff: diffVariables(inst.variables, after),
+      ...(skip === undefined ? {} : { skip }),
+      ...(options.result === undefined ? {} : { givenResult: options.result }),
+      ...(options.actor === undefined ? {} : { actor: options.actor }),
+    }),
+  );
+  ctx.worker.wake();
+  if (refused) throw refused;
+}
+
+/**
+ * Cancels a live instance; `compensate` runs compensations first (DESIGN.md "Rules pinned").
+ *
+ * @throws EngineError NOT_FOUND, INVALID_STATE (already ended, or already COMPENSATING), CONFLICT (version check).
+ */
+export async function cancel(ctx: RuntimeContext, instanceId: number, options: { compensate?: boolean; actor?: string; expectedVersion?: number } = {}): Promise<void> {
+  await transact(ctx, (tx) =>
+    cancelTransition(tx, {
+      instanceId,
+      compensate: options.compensate === true,
+      ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }),
+      ...(options.actor === undefined ? {} : { actor: options.actor }),
+    }),
+  );
+  ctx.worker.wake();
+}
+
+/**
+ * Retries a FAILED instance (see retryInstance in state-machine/manual.ts): the failures that
+ * failed it run again with a fresh attempt budget, the steps the failure cancelled pick up where
+ * they stood, and its deadline stays or starts over.
+ *
+ * @throws EngineError NOT_FOUND, CONFLICT (version check), INVALID_STATE (not FAILED, nothing to
+ *   run again, or steps were compensated).
+ */
+export async function retry(ctx: RuntimeContext, instanceId: number, options: { actor?: string; expectedVersion?: number } = {}): Promise<void> {
+  await transact(ctx, (tx) =>
+    retryInstance(tx, {
+      instanceId,
+      ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }),
+      ...(options.actor === undefined ? {} : { actor: options.actor }),
+    }),
+  );
+  ctx.worker.wake();
+}

@@ -1,0 +1,180 @@
+/**
+ * Instance-level transitions: create, settle (RUNNING ⇄ WAITING → COMPLETED), suspend, fail
+ * (compensating first), cancel, and the deadline.
+ */
+import { EngineError, type SerializedError } from '../../errors';
+import { isTerminal, startsNothing } from '../../vocabulary';
+import type { CompiledWorkflow } from '../compiled';
+import type { InstanceHead, Suspension } from '../../store/queries';
+import { canDispatch, type Tx } from './tx';
+import { continueCompensation } from './compensation';
+
+/**
+ * Creates an instance of `wf` at `tx.now` with its node states and the schedule rows of its
+ * entry nodes (and of its deadline); returns the new id. While `tx.dispatch` has free slots,
+ * entry nodes start at once (RUNNING, leased to the worker) and the instance is created RUNNING.
+ */
+export function createInstance(tx: Tx, wf: CompiledWorkflow, variablesJson: string, businessKey: string | null, actor?: string): number {
+  const { q, now } = tx;
+  const deadlineAt = wf.def.deadlineMs === undefined ? null : now + wf.def.deadlineMs;
+  const running = canDispatch(tx) && wf.nodes.size > 0;
+  const id = q.instances.insert({ workflowId: wf.id, status: running ? 'RUNNING' : 'PENDING', variablesJson, now, deadlineAt, businessKey });
+  const started: string[] = [];
+  for (const n of wf.nodes.values()) {
+    if (n.incoming.length > 0) {
+      q.nodes.insert({ instanceId: id, nodeId: n.id, status: 'PENDING', attemptLimit: n.retry.maxAttempts, pendingIn: n.incoming.length, now });
+    } else if (canDispatch(tx)) {
+      const d = tx.dispatch;
+      q.nodes.insert({ instanceId: id, nodeId: n.id, status: 'RUNNING', attemptLimit: n.retry.maxAttempts, pendingIn: 0, now });
+      const scheduleId = q.schedule.insertLeased({ instanceId: id, nodeId: n.id, owner: d.owner, leaseUntil: d.leaseUntil, now });
+      d.slots--;
+      d.claims.push({ scheduleId, version: 1, instanceId: id, workflowId: wf.id, nodeId: n.id, attempt: 1, attemptLimit: n.retry.maxAttempts });
+      started.push(n.id);
+    } else {
+      q.nodes.insert({ instanceId: id, nodeId: n.id, status: 'READY', attemptLimit: n.retry.maxAttempts, pendingIn: 0, now });
+      q.schedule.insert({ instanceId: id, nodeId: n.id, kind: 'run', at: now, retryCount: 0, now });
+    }
+  }
+  if (deadlineAt !== null) q.schedule.insert({ instanceId: id, nodeId: null, kind: 'deadline', at: deadlineAt, retryCount: 0, now });
+  q.history.append({ instanceId: id, nodeId: null, type: 'instance.created', at: now, actor, data: { workflow: wf.name, version: wf.version, businessKey } });
+  tx.events.push({ type: 'instance.created', instanceId: id, workflow: wf.name, version: wf.version });
+  if (running) tx.events.push({ type: 'instance.changed', instanceId: id, status: 'RUNNING' });
+  for (const nodeId of started) tx.events.push({ type: 'node.changed', instanceId: id, nodeId, status: 'RUNNING', attempt: 1 });
+  return id;
+}
+
+/**
+ * Recomputes a live instance's status from its node states: COMPLETED when no node is open,
+ * else RUNNING while a node is ready or running, else WAITING. SUSPENDED and COMPENSATING are
+ * left alone (they end by resume or by the compensation chain).
+ *
+ * `current` is the instance's head when the caller read it in this transaction and its status
+ * has not changed since: every transition settles, and reading the row again was one of its
+ * most frequent statements (bench/profile.ts).
+ */
+export function settle(tx: Tx, instanceId: number, current?: InstanceHead): void {
+  const { q, now } = tx;
+  const inst = current ?? q.instances.head(instanceId);
+  if (!inst || isTerminal(inst.status) || inst.status === 'COMPENSATING' || inst.status === 'SUSPENDED') return;
+  const { open, active } = q.nodes.openCounts(instanceId);
+  if (open === 0) {
+    q.instances.end({ id: instanceId, status: 'COMPLETED', now });
+    q.schedule.deleteForInstance(instanceId);
+    q.history.append({ instanceId, nodeId: null, type: 'instance.completed', at: now });
+    tx.events.push({ type: 'instance.finished', instanceId, status: 'COMPLETED' });
+    return;
+  }
+  const status = active > 0 ? 'RUNNING' : 'WAITING';
+  if (status !== inst.status) {
+    q.instances.setStatus({ id: instanceId, status, now });
+    tx.events.push({ type: 'instance.changed', instanceId, status });
+  }
+}
+
+/** SUSPENDs the instance for a person (DESIGN.md section 4); one already SUSPENDED keeps showing its first incident. */
+export function suspend(tx: Tx, instanceId: number, suspension: Suspension): void {
+  tx.q.instances.suspend({ id: instanceId, suspension, now: tx.now });
+  tx.q.history.append({
+    instanceId,
+    nodeId: suspension.nodeId,
+    type: 'instance.suspended',
+    at: tx.now,
+    data: { reason: suspension.kind, error: suspension.error, attempts: suspension.attempts },
+  });
+  tx.events.push({ type: 'instance.changed', instanceId, status: 'SUSPENDED' });
+}
+
+/**
+ * After a person resolved the incident at `resolvedNodeId`: when another incident of the
+ * instance is still open (two branches failed), the instance stays SUSPENDED, now showing that
+ * one. Returns whether it did.
+ */
+export function suspendOnNextIncident(tx: Tx, instanceId: number, resolvedNodeId: string): boolean {
+  const next = tx.q.nodes.otherIncidents({ instanceId, exceptNodeId: resolvedNodeId })[0];
+  if (!next) return false;
+  const error = next.error ?? { code: 'HANDLER_ERROR', message: 'failed' };
+  suspend(tx, instanceId, { kind: 'incident', nodeId: next.nodeId, error, attempts: next.attempt, at: next.endedAt ?? tx.now });
+  return true;
+}
+
+/**
+ * Fails (or cancels, with compensation) an instance: no new node starts, pending timers and
+ * retries go, nodes already running finish and are recorded, then compensation runs in reverse
+ * completion order (DESIGN.md "Rules pinned").
+ */
+export function failInstance(tx: Tx, instanceId: number, error: SerializedError | null, endStatus: 'FAILED' | 'CANCELLED', actor?: string): void {
+  const { q, now } = tx;
+  q.instances.startCompensating({ id: instanceId, endStatus, ...(error === null ? {} : { error }), now });
+  q.schedule.deleteUnleasedForInstance(instanceId);
+  q.schedule.deleteDeadline(instanceId);
+  for (const n of q.nodes.open(instanceId)) {
+    if (n.status === 'RUNNING') continue;
+    q.nodes.setStatus({ instanceId, nodeId: n.nodeId, status: 'CANCELLED' });
+    tx.events.push({ type: 'node.changed', instanceId, nodeId: n.nodeId, status: 'CANCELLED' });
+  }
+  q.history.append({
+    instanceId,
+    nodeId: null,
+    type: endStatus === 'FAILED' ? 'instance.failing' : 'instance.cancelling',
+    at: now,
+    actor,
+    ...(error === null ? {} : { data: { error } }),
+  });
+  tx.events.push({ type: 'instance.changed', instanceId, status: 'COMPENSATING' });
+  continueCompensation(tx, instanceId);
+}
+
+/**
+ * Cancels a live instance (DESIGN.md "Rules pinned"): pending timers and retries go at once,
+ * running handlers lose their claims and are aborted after commit, nothing downstream starts; it
+ * ends CANCELLED, compensating first only when asked.
+ */
+export function cancelInstance(tx: Tx, instanceId: number, compensate: boolean, actor?: string): void {
+  const { q, now } = tx;
+  q.schedule.deleteForInstance(instanceId);
+  for (const n of q.nodes.open(instanceId)) {
+    q.nodes.setStatus({ instanceId, nodeId: n.nodeId, status: 'CANCELLED' });
+    tx.events.push({ type: 'node.changed', instanceId, nodeId: n.nodeId, status: 'CANCELLED' });
+  }
+  q.history.append({ instanceId, nodeId: null, type: 'instance.cancel_requested', at: now, actor, data: { compensate } });
+  tx.aborts.push({ instanceId, code: 'CANCELLED', message: `instance ${instanceId} was cancelled` });
+  if (compensate) {
+    // A compensation that failed (the instance was SUSPENDED on it) is run again, first.
+    q.nodes.resetFailedCompensations(instanceId);
+    q.instances.startCompensating({ id: instanceId, endStatus: 'CANCELLED', now });
+    tx.events.push({ type: 'instance.changed', instanceId, status: 'COMPENSATING' });
+    continueCompensation(tx, instanceId);
+    return;
+  }
+  q.instances.end({ id: instanceId, status: 'CANCELLED', now });
+  q.history.append({ instanceId, nodeId: null, type: 'instance.cancelled', at: now, actor });
+  tx.events.push({ type: 'instance.finished', instanceId, status: 'CANCELLED' });
+}
+
+/**
+ * Whether an instance is past its deadline and not failing or ended yet. A loop turn fires only
+ * so many deadline rows; an instance whose row waits for a later turn is failed as soon as any
+ * transition touches it, so none of its nodes starts, and no person's action completes it, after
+ * the deadline (many instances started together share one deadline).
+ */
+export function pastDeadline(tx: Tx, inst: InstanceHead): boolean {
+  return inst.deadlineAt !== null && inst.deadlineAt <= tx.now && !startsNothing(inst.status);
+}
+
+/** Fails an instance whose deadline passed (its deadline row goes too); its running handlers are aborted after commit. */
+export function failOnDeadline(tx: Tx, instanceId: number): void {
+  const error = new EngineError('DEADLINE_EXCEEDED', `instance ${instanceId} passed its deadline`, { retryable: false }).toJSON();
+  failInstance(tx, instanceId, error, 'FAILED');
+  tx.aborts.push({ instanceId, code: 'DEADLINE_EXCEEDED', message: 'instance deadline passed' });
+}
+
+/**
+ * The instance's head after failing it when it is past its deadline (see {@link pastDeadline});
+ * undefined when it does not exist.
+ */
+export function headAfterDeadline(tx: Tx, instanceId: number): InstanceHead | undefined {
+  const inst = tx.q.instances.head(instanceId);
+  if (!inst || !pastDeadline(tx, inst)) return inst;
+  failOnDeadline(tx, instanceId);
+  return tx.q.instances.head(instanceId);
+}

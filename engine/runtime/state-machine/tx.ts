@@ -1,0 +1,88 @@
+/**
+ * The context every transition runs in: one write transaction.
+ *
+ * A transition is a plain synchronous function `(tx, …) => result` (DBOS Transact's
+ * system_database.ts: every recorded outcome goes through one module): it reads and writes only
+ * through `tx.q`, dates everything `tx.now` (read inside the transaction, after any wait for the
+ * write lock), pushes the events its changes cause onto `tx.events` (emitted by the caller after
+ * commit), and may start ready nodes at once only through `tx.dispatch`. No transition keeps state
+ * between calls, and no caller sets fields around one.
+ */
+import type { EngineEvent } from '../events';
+import type { CompiledWorkflow } from '../compiled';
+import type { Queries } from '../../store/queries';
+
+/**
+ * Eager dispatch offered to a transaction (Temporal's eager activity execution: a worker that
+ * completes a task and has a free slot starts the next one in the same round trip). A node made
+ * ready while `slots` is above 0 is started in the transaction (RUNNING, its attempt counted, its
+ * schedule row leased to `owner` until `leaseUntil`) instead of being made READY for a later claim.
+ */
+export interface Dispatch {
+  /** The worker's lease owner name. */
+  readonly owner: string;
+  /** Lease expiry of rows dispatched at once, epoch ms. */
+  readonly leaseUntil: number;
+  /** Free handler slots left; each dispatch takes one. */
+  slots: number;
+  /** Dispatched so far in this transaction, in order. */
+  readonly claims: EagerClaim[];
+}
+
+/** A node started by eager dispatch, for the worker to run once the transaction commits. */
+export interface EagerClaim {
+  /** Its schedule row, leased to the worker, and that row's version. */
+  scheduleId: number;
+  version: number;
+  instanceId: number;
+  workflowId: number;
+  nodeId: string;
+  /** The attempt just started (1-based) and the node's limit. */
+  attempt: number;
+  attemptLimit: number;
+}
+
+/** Running handlers of an instance to abort after commit, and why. */
+export interface Abort {
+  instanceId: number;
+  code: 'CANCELLED' | 'DEADLINE_EXCEEDED';
+  message: string;
+}
+
+/** One write transaction, as transitions see it. */
+export interface Tx {
+  /** The backend's queries, inside this transaction. */
+  readonly q: Queries;
+  /** Now, epoch ms, read inside the transaction. */
+  readonly now: number;
+  /** Events of this transaction; the caller emits them after commit. */
+  readonly events: EngineEvent[];
+  /** Eager dispatch, when the caller's worker has free slots (see {@link Dispatch}). */
+  readonly dispatch: Dispatch | undefined;
+  /** Instances whose running handlers must be aborted once this transaction committed (cancel, deadline). */
+  readonly aborts: Abort[];
+  /** A workflow version by id, compiled (versions never change). @throws EngineError when this process cannot run it. */
+  workflow(id: number): CompiledWorkflow;
+}
+
+/**
+ * The schedule row of the claim whose outcome is being committed, checked as this worker's and
+ * about to be consumed: a node of the same instance started at once takes it over in place.
+ * Passed down explicitly, and `taken` says whether somebody did.
+ */
+export interface SpareRow {
+  readonly id: number;
+  readonly version: number;
+  readonly instanceId: number;
+  taken: boolean;
+}
+
+/** Builds a {@link Tx}. */
+export function makeTx(q: Queries, now: number, workflow: (id: number) => CompiledWorkflow, dispatch?: Dispatch): Tx {
+  return { q, now, events: [], aborts: [], dispatch, workflow };
+}
+
+/** Whether eager dispatch may start one more node in this transaction. */
+export function canDispatch(tx: Tx): tx is Tx & { dispatch: Dispatch } {
+  return tx.dispatch !== undefined && tx.dispatch.slots > 0;
+}

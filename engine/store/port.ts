@@ -1,0 +1,199 @@
+/**
+ * The storage port: everything the runtime asks of a database, as an interface a backend
+ * implements (SQLite today, engine/db/sqlite-storage.ts; PostgreSQL next).
+ *
+ * Two kinds of operation, all Promise-returning so that a networked database can implement them:
+ * - `write(fn)`: one write transaction, serialized per process, in which `fn` runs the state
+ *   machine's transitions synchronously over the backend's {@link Queries}. SQLite keeps
+ *   better-sqlite3 synchronous inside it (BEGIN IMMEDIATE … COMMIT with nothing awaited in
+ *   between), so the hot path pays one resolved promise per loop turn. A backend whose driver is
+ *   asynchronous gives `fn` queries that answer synchronously — over a working set it loaded at
+ *   the start of the transaction, or from a thread that waits on the driver — and stays behind
+ *   the same interface.
+ * - named reads ({@link ReadModel}): what the API, the CLI and the worker's idle checks read,
+ *   parsed at the backend's edge (API shapes, camelCase, JSON decoded).
+ *
+ * The runtime's named operations (claim due work and commit a turn's outcomes, start instances,
+ * the manual actions, workflow management) are each one `write` of one state-machine function
+ * (engine/runtime/state-machine/), so every backend runs the same transitions.
+ */
+import type { ApprovalItem, HistoryEvent, InstanceDetail, InstanceListItem, Metrics, WorkflowSummary } from '../api/contract';
+import type { Queries, Suspension } from './queries';
+
+/** An instance with its node states, as `instance:get` answers, its suspension typed. */
+export type InstanceView = Omit<InstanceDetail, 'suspension'> & { suspension?: Suspension };
+
+/** A saved workflow version, as stored. */
+export interface WorkflowVersionRow {
+  id: number;
+  name: string;
+  version: number;
+  /** The definition as saved (DSL format 1 JSON text, `ui` included). */
+  dslJson: string;
+  /** Hash of the definition without `ui` (engine/dsl/export.ts definitionHash). */
+  definitionHash: string;
+  createdAt: number;
+}
+
+/** One `node` row saved with a new version (what queries need of a node without parsing the definition). */
+export interface WorkflowNodeRow {
+  nodeId: string;
+  type: string;
+  name: string | null;
+  retryJson: string;
+  timeoutMs: number | null;
+  scopeJson: string;
+  onFailure: 'fail' | 'suspend';
+  incoming: number;
+}
+
+/** Workflow versions inside a write transaction. */
+export interface WorkflowQueries {
+  /** The latest live (not deleted) version of `name`. */
+  latest(name: string): WorkflowVersionRow | undefined;
+  /** Live versions of `name`, newest first. */
+  versions(name: string): WorkflowVersionRow[];
+  /** The highest version ever saved under `name`, deleted ones included (0 when none). */
+  maxVersion(name: string): number;
+  /** Whether any version (deleted or not) has `name`. */
+  nameUsed(name: string): boolean;
+  /** Live instances of the live versions of `name`. */
+  liveInstances(name: string): number;
+  /** Replaces a version's stored definition (only its `ui` may differ). */
+  updateDsl(id: number, dslJson: string): void;
+  /** Moves one version to another name, with its definition and hash rewritten for it. */
+  renameVersion(p: { id: number; name: string; dslJson: string; hash: string }): void;
+  /** Marks every live version of `name` deleted at `now`; returns how many. */
+  markDeleted(name: string, now: number): number;
+  /** Inserts version `version` of `name` with its node rows; returns the new workflow id. */
+  insert(p: { name: string; version: number; dslJson: string; hash: string; now: number; nodes: WorkflowNodeRow[] }): number;
+  /** Any version by id (deleted ones too: their instances still run on them). */
+  byId(id: number): WorkflowVersionRow | undefined;
+}
+
+/** The queries of a write transaction, workflow versions included. */
+export interface WriteQueries extends Queries {
+  readonly workflows: WorkflowQueries;
+}
+
+/** Filter of instance lists, counts and bulk actions. Times are epoch ms, inclusive. */
+export interface InstanceFilter {
+  status?: string[];
+  workflow?: string;
+  workflowVersion?: number;
+  createdFrom?: number;
+  createdTo?: number;
+  /** Matches the id, the business key, the error or the suspension text. */
+  text?: string;
+  /** Only instances waiting for this. */
+  waitingFor?: 'timer' | 'approval' | 'retry' | 'person';
+  /** Only instances whose current nodes include this node id. */
+  node?: string;
+  /** Only these instance ids (a live view refreshing the rows it shows). */
+  ids?: number[];
+  /** Keyset paging: rows with id < beforeId (lists are newest first). */
+  beforeId?: number;
+  /** Rows with id > afterId: what is new since a page was loaded (oldest first). */
+  afterId?: number;
+  /** Only rows with id <= upToId (a bulk action touches what its preview counted, not newer rows). */
+  upToId?: number;
+  /** Page size, 1–1000 (default 50). */
+  limit?: number;
+}
+
+/** An approval waiting for a person, before its node's config (assignee, form) is looked up. */
+export type ApprovalRow = Omit<ApprovalItem, 'assignee' | 'form'> & { workflowId: number };
+
+/** One time bucket of {@link ReadModel.series}: counts and duration percentiles (ms). */
+export interface SeriesRow {
+  bucket: number;
+  started: number;
+  completed: number;
+  failed: number;
+  cancelled: number;
+  p50Ms: number | null;
+  p99Ms: number | null;
+}
+
+/** The reads the API, the CLI and the worker need, parsed at the backend's edge. */
+export interface ReadModel {
+  /** An instance with its node states (the API's `instance:get` shape), or undefined. */
+  instance(id: number): Promise<InstanceView | undefined>;
+  /** An instance's status and version only (what an action answers with), or undefined. */
+  instanceState(id: number): Promise<{ id: number; status: string; version: number } | undefined>;
+  /** Instances matching `filter`, newest first (oldest first with only `afterId`), with "why is it stuck". */
+  listInstances(filter: InstanceFilter): Promise<InstanceListItem[]>;
+  /** Instance count per status under `filter` (status and paging ignored); statuses with none are absent. */
+  countByStatus(filter: InstanceFilter): Promise<Record<string, number>>;
+  /** Ids of instances matching `filter` whose status is one of `eligible`, oldest first, at most `limit`; and how many in all. */
+  matchInstances(filter: InstanceFilter, eligible: readonly string[], limit: number): Promise<{ ids: number[]; total: number }>;
+  /** The highest instance id (0 when none). */
+  maxInstanceId(): Promise<number>;
+  /** History events of an instance after `afterId`, oldest first, at most `limit`. */
+  history(id: number, afterId: number, limit: number): Promise<HistoryEvent[]>;
+  /** Approvals waiting for a person, the longest-waiting first, at most `limit`; and how many in all. */
+  approvals(o: { workflow?: string; limit?: number }): Promise<{ rows: ApprovalRow[]; total: number }>;
+  /** The live instance that has waited longest (WAITING or SUSPENDED, started first), or null. */
+  oldestWaiting(): Promise<InstanceListItem | null>;
+  /** Counts by status, queue depth, durations, failures, dead letters (the dashboard). */
+  metrics(): Promise<Omit<Metrics, 'oldestWaiting'>>;
+  /** Instances ended (and started) in [from, to) per bucket of `bucketMs`; buckets without any are absent. */
+  series(from: number, to: number, bucketMs: number, workflow?: string): Promise<SeriesRow[]>;
+  /** Every live workflow with its latest version and instance counts. */
+  workflowSummaries(): Promise<WorkflowSummary[]>;
+  /** A live workflow version: the latest when `version` is omitted. */
+  workflowVersion(name: string, version?: number): Promise<WorkflowVersionRow | undefined>;
+  /** Live versions of a workflow, newest first. */
+  workflowVersions(name: string): Promise<WorkflowVersionRow[]>;
+  /** Any workflow version by id (deleted ones too). */
+  workflowById(id: number): Promise<WorkflowVersionRow | undefined>;
+  /** The earliest due time in the work queue, or null when it is empty. */
+  nextDue(): Promise<number | null>;
+  /** Workflow versions with work: run, timer or compensation rows, or any row due at `now`. */
+  workflowsWithWork(now: number): Promise<number[]>;
+}
+
+/** Lease renewal kept alive off the loop's thread (see {@link StorageBackend.keepLeases}). */
+export interface LeaseKeeper {
+  /** Tells the keeper the loop is alive (cheap: called every loop turn). */
+  alive(): void;
+  /** Stops renewing; resolves when the keeper has stopped. */
+  stop(): Promise<void>;
+}
+
+/** A database the engine runs on. */
+export interface StorageBackend {
+  /** Where it is, for messages (a file path, or a connection URL without its password). */
+  readonly location: string;
+  /** Opened read-only: `write` rejects with DATABASE_READONLY. */
+  readonly readonly: boolean;
+  /**
+   * Runs `fn` in one write transaction, serialized with every other write of this process, and
+   * resolves with its result once committed. `fn` must be synchronous; when it throws, nothing
+   * it did is kept and the promise rejects with its error.
+   *
+   * @throws EngineError DATABASE_BUSY (the write lock stayed taken past the backend's patience), DATABASE_READONLY.
+   */
+  write<T>(fn: (q: WriteQueries) => T): Promise<T>;
+  /** Named reads. */
+  readonly read: ReadModel;
+  /**
+   * Renews `owner`'s leases every `leaseMs / 3` from outside the loop's thread while the loop
+   * said it was alive within the last `stallMs`, so a busy loop thread never loses its steps to
+   * another worker, and a hung one does after `stallMs`.
+   */
+  keepLeases(o: { owner: string; leaseMs: number; stallMs: number }): LeaseKeeper;
+  /** Hands `owner`'s leases on at once (a stopping worker): they expire at `now`. */
+  releaseLeases(owner: string, now: number): Promise<void>;
+  /** Background upkeep while the worker loop runs (SQLite: WAL checkpoints on a thread of their own). */
+  startUpkeep(): void;
+  stopUpkeep(): Promise<void>;
+  /**
+   * Calls `onChange` after commits made by OTHER connections (another process's deploy, another
+   * engine on the same database), at most once per `intervalMs`; never for this backend's own
+   * writes. Returns the function that stops watching.
+   */
+  watchChanges(onChange: () => void, intervalMs: number): () => void;
+  /** Closes the database (after a last checkpoint where that applies). */
+  close(): Promise<void>;
+}

@@ -1,0 +1,241 @@
+/**
+ * The queries a transition runs inside one write transaction, by family (graphile-worker's
+ * `src/sql/*.ts`: named functions with named parameters).
+ *
+ * A storage backend implements {@link Queries}; the state machine (engine/runtime/state-machine/)
+ * is written against it and never sees SQL, parameter order or column encodings. Every function
+ * runs synchronously inside the transaction its backend opened ({@link StorageBackend.write} in
+ * ./port.ts), so a transition is plain synchronous code: nothing async inside a transaction
+ * (STYLE.md habit 3). Times are epoch ms; JSON values are parsed and serialized here, at the
+ * backend's edge.
+ */
+import type { SerializedError } from '../errors';
+import type { InstanceStatus, NodeStatus, ScheduleKind } from '../vocabulary';
+
+// ---------------------------------------------------------------- rows
+
+/** A `schedule` row: one unit of the single work queue (a lease is `nextRunAt` moved to its expiry). */
+export interface ScheduleRow {
+  id: number;
+  instanceId: number;
+  nodeId: string | null;
+  kind: ScheduleKind;
+  /** When it is due, or when its lease expires while leased. */
+  nextRunAt: number;
+  /** Attempts already made (a retry's or a compensation's row carries the failed attempt's number). */
+  retryCount: number;
+  /** The worker holding it, or null. A row leased once keeps its last owner until claimed again. */
+  leaseOwner: string | null;
+  /** Optimistic-lock version: bumped by every claim. */
+  version: number;
+}
+
+/** What a transition needs of an instance without its variables: id, status, deadline. */
+export interface InstanceHead {
+  id: number;
+  status: InstanceStatus;
+  /** When the instance must have ended, or null. */
+  deadlineAt: number | null;
+}
+
+/** An instance as the runtime needs it. */
+export interface InstanceRow extends InstanceHead {
+  workflowId: number;
+  variables: Record<string, unknown>;
+  /** Optimistic-lock version: bumped by every change of the row. */
+  version: number;
+  /** Why it is SUSPENDED, or null. */
+  suspension: Suspension | null;
+  /** What a COMPENSATING instance ends as. */
+  endStatus: 'FAILED' | 'CANCELLED' | null;
+  startedAt: number | null;
+  error: SerializedError | null;
+}
+
+/** Why an instance is SUSPENDED (DESIGN.md section 4). */
+export interface Suspension {
+  /** `incident`: a node with onFailure=suspend failed; `compensation`: a compensation failed. */
+  kind: 'incident' | 'compensation';
+  nodeId: string;
+  error: SerializedError;
+  attempts: number;
+  at: number;
+}
+
+/** A node's state in one instance (`node_state`). */
+export interface NodeRow {
+  nodeId: string;
+  status: NodeStatus;
+  /** Attempts started so far (the running one included). */
+  attempt: number;
+  /** Attempts allowed in all (a retry of the instance raises it). */
+  attemptLimit: number;
+  /** Incoming edges not yet resolved. */
+  pendingIn: number;
+  /** Incoming edges resolved as taken. */
+  takenIn: number;
+  version: number;
+  /** The result (undefined when none was recorded). */
+  output: unknown;
+  error: SerializedError | null;
+  /** What it waits for (`{ kind, … }`, see NODE_WAIT_KINDS in engine/vocabulary.ts), or null. */
+  wait: NodeWait | null;
+  /** Order of completion (compensation runs in reverse of it), or null. */
+  completedSeq: number | null;
+  startedAt: number | null;
+}
+
+/** A node's wait, as `NodeRow.wait` holds it. */
+export type NodeWait =
+  | { kind: 'timer'; until: number; output?: unknown }
+  | { kind: 'approval'; prompt?: string; timeoutAt?: number }
+  | { kind: 'retry'; until: number }
+  | { kind: 'incident' }
+  | { kind: 'compensation' }
+  | { kind: 'handled' };
+
+/** A node result as `$steps` shows it: a completed node's output, a FAILED node's `{ error }`. */
+export type StepResults = Record<string, unknown>;
+
+// ---------------------------------------------------------------- families
+
+/** The `schedule` queue. */
+export interface ScheduleQueries {
+  /** Rows due at `now` (expired leases included), oldest first, at most `limit`. */
+  due(p: { now: number; limit: number }): ScheduleRow[];
+  /** How many rows are due at `now`, counted up to `limit`. */
+  countDue(p: { now: number; limit: number }): number;
+  /** Passed deadline rows, oldest first, at most `limit`. */
+  dueDeadlines(p: { now: number; limit: number }): ScheduleRow[];
+  /** Deletes a row while nobody changed it; false when another worker had it. */
+  take(p: { id: number; version: number }): boolean;
+  /** Leases a row to `owner` until `until` (due again then) while nobody changed it; false when another worker had it. */
+  lease(p: { id: number; version: number; owner: string; until: number }): boolean;
+  /** Extends this owner's lease (the version stays); false when the lease is gone (cancelled, or taken over). */
+  extendLease(p: { id: number; version: number; owner: string; until: number }): boolean;
+  /** Whether `owner` still holds the row at `version`. */
+  holds(p: { id: number; version: number; owner: string }): boolean;
+  /** Puts a claimed row back, due at `at`, with the owner it had before the claim. */
+  defer(p: { id: number; owner: string | null; at: number }): void;
+  /**
+   * Turns a consumed claim's row into the lease of a node of the same instance started at once
+   * (updated in place: no DELETE and INSERT); its version goes up by one.
+   */
+  reuseForRun(p: { id: number; nodeId: string; leaseUntil: number; now: number }): void;
+  /** A new row; returns its id. */
+  insert(p: { instanceId: number; nodeId: string | null; kind: ScheduleKind; at: number; retryCount: number; now: number }): number;
+  /** A new `run` row leased to `owner` until `leaseUntil` (eager dispatch); returns its id (version 1). */
+  insertLeased(p: { instanceId: number; nodeId: string; owner: string; leaseUntil: number; now: number }): number;
+  delete(id: number): void;
+  /** Every row of an instance. */
+  deleteForInstance(instanceId: number): void;
+  /** Rows of an instance nobody holds: ready steps, timers and approval timeouts (not leases, deadlines or compensations). */
+  deleteUnleasedForInstance(instanceId: number): void;
+  deleteDeadline(instanceId: number): void;
+  /** The run, timer and timeout rows of one node. */
+  deleteForNode(instanceId: number, nodeId: string): void;
+  /** The earliest due time of any row, or null. */
+  nextDue(): number | null;
+  /** After the clock went back from `from` to `to`: rows due at or before `from` and not leased are due at `to`. */
+  rebaseDue(p: { from: number; to: number }): void;
+  /** After the clock went back by `byMs`: leases expiring after `now` move back with it. */
+  shiftLeases(p: { byMs: number; now: number }): void;
+  /** Every lease of `owner` expires at `now` (a stopping worker hands its work on). */
+  releaseLeases(p: { owner: string; now: number }): void;
+  /** Whether rows exist for `run`, `timer` or `compensate` work, or any row due at `now`: workflow version ids involved. */
+  workflowsWithWork(now: number): number[];
+}
+
+/** Per-node state (`node_state`). */
+export interface NodeQueries {
+  /** A node of a new instance: PENDING (`pendingIn` > 0), READY, or RUNNING with attempt 1 started at `now`. */
+  insert(p: { instanceId: number; nodeId: string; status: 'PENDING' | 'READY' | 'RUNNING'; attemptLimit: number; pendingIn: number; now: number }): void;
+  get(instanceId: number, nodeId: string): NodeRow | undefined;
+  /** Every node of an instance. */
+  all(instanceId: number): NodeRow[];
+  /** Open nodes (PENDING, READY, RUNNING, WAITING, RETRYING). */
+  open(instanceId: number): { nodeId: string; status: NodeStatus }[];
+  /** How many nodes are open, and how many of them READY or RUNNING. */
+  openCounts(instanceId: number): { open: number; active: number };
+  /** `$steps` of an instance: COMPLETED/COMPENSATING/COMPENSATED outputs and FAILED errors. */
+  results(instanceId: number): StepResults;
+  /** COMPLETED nodes that completed (a completion order), newest completion first. */
+  compensable(instanceId: number): { nodeId: string; completedSeq: number }[];
+  /** FAILED nodes with an open incident other than `exceptNodeId`, oldest first. */
+  otherIncidents(p: { instanceId: number; exceptNodeId: string }): { nodeId: string; error: SerializedError | null; attempt: number; endedAt: number | null }[];
+  /** Starts the next attempt: RUNNING, attempt + 1, started at `now`, no wait. */
+  startAttempt(p: { instanceId: number; nodeId: string; now: number }): void;
+  /**
+   * Starts the next attempt of a READY or RETRYING node with attempts left (a fresh claim's
+   * usual case, one statement); undefined when the node is in any other state.
+   */
+  startReadyAttempt(p: { instanceId: number; nodeId: string; now: number }): { attempt: number; attemptLimit: number } | undefined;
+  /**
+   * Resolves one incoming edge of a node; when it was the last unresolved one and the node is
+   * PENDING, decides it in the same statement: READY (or RUNNING with its attempt started at
+   * `now` when `start`) if at least `need` incoming edges were taken, else SKIPPED. A node in
+   * any other state keeps it (its counters still move). Returns the row after the change.
+   */
+  resolveEdge(p: { instanceId: number; nodeId: string; taken: boolean; need: number; start: boolean; now: number }): { pendingIn: number; status: NodeStatus; attempt: number; attemptLimit: number } | undefined;
+  /** COMPLETED with `output` at `now`, completion order `seq`; error and wait cleared. */
+  complete(p: { instanceId: number; nodeId: string; output: unknown; now: number; seq: number }): void;
+  /** FAILED with `error` at `now`. */
+  fail(p: { instanceId: number; nodeId: string; error: SerializedError; now: number }): void;
+  /** Parks a node: `status` with `wait`, and `error` when given (a retry's last failure). */
+  park(p: { instanceId: number; nodeId: string; status: 'WAITING' | 'RETRYING' | 'COMPENSATING'; wait: NodeWait; error?: SerializedError }): void;
+  /** Sets the wait of a FAILED node: an open `incident`, or `handled` by an error edge. */
+  markFailure(p: { instanceId: number; nodeId: string; wait: { kind: 'incident' } | { kind: 'handled' } }): void;
+  /** READY again with a new attempt limit (a retry by hand); the error is cleared. */
+  ready(p: { instanceId: number; nodeId: string; attemptLimit: number }): void;
+  setStatus(p: { instanceId: number; nodeId: string; status: NodeStatus }): void;
+  /** Takes back an attempt started at once that never ran: CANCELLED, attempt − 1. */
+  unstart(p: { instanceId: number; nodeId: string }): void;
+  /** COMPENSATING nodes (a compensation that failed) back to COMPLETED. */
+  resetFailedCompensations(instanceId: number): void;
+}
+
+/** Instances. */
+export interface InstanceQueries {
+  /** A new instance; returns its id. `input` is stored once while it equals the variables. */
+  insert(p: { workflowId: number; status: 'PENDING' | 'RUNNING'; variablesJson: string; now: number; deadlineAt: number | null; businessKey: string | null }): number;
+  get(id: number): InstanceRow | undefined;
+  head(id: number): InstanceHead | undefined;
+  /** Status (and the first start time), version + 1. */
+  touch(p: { id: number; status: InstanceStatus; now: number }): void;
+  /** Replaces the variables (the start variables are kept apart from then on). */
+  setVariables(p: { id: number; variables: Record<string, unknown>; now: number }): void;
+  /** The variables merged with `patch` as they are now (parallel branches both land). */
+  mergeVariables(p: { id: number; patch: Record<string, unknown>; now: number }): void;
+  setStatus(p: { id: number; status: InstanceStatus; now: number }): void;
+  /** Ends it: `status`, `error` when given, ended at `now`, no suspension. */
+  end(p: { id: number; status: 'COMPLETED' | 'FAILED' | 'CANCELLED'; error?: SerializedError; now: number }): void;
+  /** SUSPENDED; one already SUSPENDED keeps the suspension it shows. */
+  suspend(p: { id: number; suspension: Suspension; now: number }): void;
+  /** COMPENSATING, ending as `endStatus`, with `error` when given; no suspension. */
+  startCompensating(p: { id: number; endStatus: 'FAILED' | 'CANCELLED'; error?: SerializedError; now: number }): void;
+  /** Out of SUSPENDED into `status`. */
+  clearSuspension(p: { id: number; status: InstanceStatus; now: number }): void;
+  /** A FAILED instance runs again (retry): RUNNING, no end, no error, deadline `deadlineAt`. */
+  reopen(p: { id: number; deadlineAt: number | null; now: number }): void;
+}
+
+/** The append-only history and the dead letters. */
+export interface HistoryQueries {
+  /** Appends an event; returns its id (ids only grow). `data` is stored as JSON; omit it for none. */
+  append(p: { instanceId: number | null; nodeId: string | null; type: string; at: number; attempt?: number; actor?: string; data?: unknown }): number;
+  /** Records work whose retries ran out. */
+  deadLetter(p: { instanceId: number; nodeId: string | null; kind: 'node' | 'compensation'; attempts: number; error: SerializedError; now: number }): void;
+}
+
+/** Every family, inside one transaction. */
+export interface Queries {
+  readonly schedule: ScheduleQueries;
+  readonly nodes: NodeQueries;
+  readonly instances: InstanceQueries;
+  readonly history: HistoryQueries;
+  /**
+   * Runs `fn` in a savepoint nested in the transaction: when it throws, its changes are undone
+   * and the error is rethrown; the transaction goes on.
+   */
+  savepoint<T>(fn: () => T): T;
+}
