@@ -22,12 +22,13 @@ export const IdSchema = z
  *
  * `maxAttempts` counts every attempt, the first included (1 = no retry). The delay before attempt
  * n+1 is min(initialIntervalMs × backoffCoefficient^(n−1), maxIntervalMs); `jitter` (0–1) only
- * shortens it by up to that fraction.
+ * shortens it by up to that fraction. `backoffCoefficient` is any finite number ≥ 1, as Temporal
+ * allows (no upper bound: {@link backoffDelayMs} cannot overflow, and `maxIntervalMs` caps it).
  */
 export const RetryPolicySchema = z.strictObject({
   maxAttempts: z.number().int().min(1).max(1000).optional(),
   initialIntervalMs: z.number().int().min(0).max(86_400_000).optional(),
-  backoffCoefficient: z.number().min(1).max(100).optional(),
+  backoffCoefficient: z.number().min(1).optional(),
   maxIntervalMs: z.number().int().min(0).max(2_592_000_000).optional(),
   jitter: z.number().min(0).max(1).optional(),
 });
@@ -157,22 +158,30 @@ export function resolveRetry(
   };
 }
 
+/** How far above log(cap) a delay's log may be and still be computed directly (a 1e-9 ratio). */
+const LOG_MARGIN = 1e-9;
+
 /**
  * Delay before attempt `attempt + 1`, after attempt `attempt` (1-based) failed, in ms.
  *
  * min(initialIntervalMs × backoffCoefficient^(attempt−1), maxIntervalMs) (DESIGN.md "Rules
- * pinned", Temporal's formula). Computed in log space so no n overflows; `random` (0–1) applies
- * jitter, which only shortens the delay.
+ * pinned", Temporal's formula), rounded to whole ms; `random` (0–1) applies jitter, which only
+ * shortens the delay. Finite for any attempt and any coefficient ≥ 1 (1e308 included): the
+ * power is compared with the cap in log space first, and only computed when it is below the cap
+ * (so it cannot overflow, and below the cap it is exactly what `**` gives). An attempt that is
+ * not a number ≥ 1 counts as 1.
  */
 export function backoffDelayMs(policy: ResolvedRetryPolicy, attempt: number, random = Math.random): number {
-  const n = Math.max(1, Math.floor(attempt));
+  const n = attempt >= 1 ? Math.floor(attempt) : 1;
   const cap = policy.maxIntervalMs;
+  const first = policy.initialIntervalMs;
   let delay: number;
-  if (policy.initialIntervalMs === 0) delay = 0;
-  else if (policy.backoffCoefficient === 1) delay = Math.min(policy.initialIntervalMs, cap);
+  if (first === 0 || cap === 0) delay = 0;
+  else if (policy.backoffCoefficient === 1) delay = Math.min(first, cap);
   else {
-    const log = Math.log(policy.initialIntervalMs) + (n - 1) * Math.log(policy.backoffCoefficient);
-    delay = log >= Math.log(cap) ? cap : Math.min(cap, Math.round(Math.exp(log)));
+    const log = Math.log(first) + (n - 1) * Math.log(policy.backoffCoefficient);
+    // The margin absorbs log's rounding: at or below it the power is at most a hair over the cap.
+    delay = log > Math.log(cap) + LOG_MARGIN ? cap : Math.min(cap, Math.round(first * policy.backoffCoefficient ** (n - 1)));
   }
   if (policy.jitter > 0) delay = Math.round(delay * (1 - policy.jitter * random()));
   return Math.max(0, delay);

@@ -6,6 +6,8 @@
  * unexpected status will not (non-retryable), nor will a bad URL or an oversized response.
  * Every request carries `Idempotency-Key: <instance id>:<node id>` so a server can de-duplicate
  * the repeat that at-least-once execution allows (a crash between the response and its commit).
+ * Node ids may be any Unicode letters or emoji, and a header carries only bytes: the key is sent
+ * through {@link encodeHeaderValue} (ASCII ids unchanged; decode with `decodeURIComponent`).
  */
 import { z } from 'zod';
 import { EngineError } from '../errors';
@@ -30,6 +32,26 @@ const ERROR_BODY_PREVIEW_BYTES = 4 * ERROR_BODY_PREVIEW_CHARS;
 /** Statuses worth retrying besides 5xx: Request Timeout and Too Many Requests. */
 const RETRYABLE_4XX: ReadonlySet<number> = new Set([408, 429]);
 
+/** Characters a header value may carry as they are: visible ASCII except `%` (the escape). */
+const HEADER_UNSAFE = /[^\x21-\x24\x26-\x7e]+/g;
+const utf8 = new TextEncoder();
+
+/**
+ * A header value built from ids or names, made safe for HTTP: every character outside visible
+ * ASCII, and `%` itself, becomes the percent-encoding of its UTF-8 bytes (RFC 3986 section 2.1,
+ * upper-case hex), the rest is kept byte for byte.
+ *
+ * So `42:取得` is sent as `42:%E5%8F%96%E5%BE%97` and `42:charge` as it is (node ids cannot hold
+ * `%` or spaces, so an ASCII id's key is the same as before this encoding). A receiver gets the
+ * original back with `decodeURIComponent(value)`. A lone surrogate (never in a valid id) is sent
+ * as U+FFFD. Fetch would otherwise refuse the request: a header value is a ByteString.
+ */
+export function encodeHeaderValue(value: string): string {
+  return value.replace(HEADER_UNSAFE, (run) =>
+    Array.from(utf8.encode(run), (b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''),
+  );
+}
+
 /** Whether `url` is an absolute http(s) URL, or holds a `{{ … }}` template (checked once rendered). */
 function isHttpUrlOrTemplate(url: string): boolean {
   if (url.includes('{{')) return true;
@@ -49,7 +71,9 @@ export const HttpMethodSchema = z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE',
  *
  * - `method` (default GET); `url` (http: or https: only: a literal URL is checked when the
  *   workflow is validated, a templated one at run time, once rendered);
- * - `headers`: names are case-insensitive; `Idempotency-Key` is added unless given here;
+ * - `headers`: names are case-insensitive; values are sent as given, so a value outside Latin-1
+ *   is refused naming the header (encode it in the template, e.g. `$encodeUrlComponent(x)`);
+ *   `Idempotency-Key` is added unless given here ({@link encodeHeaderValue} of the key);
  * - `body`: a string is sent as is, anything else as JSON (with `content-type:
  *   application/json` unless given); not allowed with GET or HEAD;
  * - `query`: appended to the URL's search parameters;
@@ -256,18 +280,33 @@ function buildUrl(config: HttpConfig): { url: URL; authorization?: string } {
 }
 
 function buildHeaders(config: HttpConfig, idempotencyKey: string): Headers {
-  let headers: Headers;
-  try {
-    headers = new Headers(config.headers);
-  } catch (err) {
-    throw new EngineError('INVALID_INPUT', `headers: ${err instanceof Error ? err.message : String(err)}`, {
-      retryable: false,
-      details: { field: 'headers' },
-      cause: err,
-    });
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(config.headers ?? {})) {
+    try {
+      headers.append(name, value);
+    } catch (err) {
+      throw new EngineError('INVALID_INPUT', `headers.${name}: ${headerProblem(value, err)}`, {
+        retryable: false,
+        details: { field: `headers.${name}` },
+        cause: err,
+      });
+    }
   }
-  if (!headers.has('idempotency-key')) headers.set('idempotency-key', idempotencyKey);
+  if (!headers.has('idempotency-key')) headers.set('idempotency-key', encodeHeaderValue(idempotencyKey));
   return headers;
+}
+
+/** Why fetch refused a header: a character it cannot carry is named, else fetch's own words. */
+function headerProblem(value: string, err: unknown): string {
+  const wide = /[\u0100-\u{10ffff}]/u.exec(value);
+  if (wide !== null) {
+    const code = wide[0].codePointAt(0)?.toString(16).toUpperCase().padStart(4, '0') ?? '';
+    return (
+      `the value holds "${wide[0]}" (U+${code}) at index ${wide.index}, and a header carries only ` +
+      'Latin-1 bytes: encode it, e.g. {{ $encodeUrlComponent(…) }}'
+    );
+  }
+  return err instanceof Error ? err.message : String(err);
 }
 
 /** undici reports "fetch failed" and puts the useful part (ECONNREFUSED, …) in the cause. */

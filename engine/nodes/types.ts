@@ -17,7 +17,11 @@ export interface NodeContext<Config = Record<string, unknown>> {
   type: string;
   /** 1-based attempt number of this run (the first attempt is 1). */
   attempt: number;
-  /** `${instanceId}:${nodeId}` for execute, `${instanceId}:${nodeId}:compensate` for compensate. */
+  /**
+   * `${instanceId}:${nodeId}` for execute, `${instanceId}:${nodeId}:compensate` for compensate,
+   * as text (node ids may be CJK or emoji). A handler putting it in a header or URL encodes it
+   * first, as the `http` node does with `encodeHeaderValue`.
+   */
   idempotencyKey: string;
   /** The node's config after `{{ … }}` templates were rendered and the type's schema parsed it. */
   config: Config;

@@ -1,7 +1,6 @@
 // End to end in real Chromium (Debian's, driven by playwright-core) through the browser host:
 // the built renderer loads, lists the example workflows, starts instances, and their status
 // changes on screen, live from the event stream, until COMPLETED.
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,22 +12,11 @@ import type { SqliteEngine } from '../../engine/runtime/engine';
 import { Engine } from '../../engine/runtime/engine';
 import { createDefaultRegistry } from '../../engine/nodes/registry';
 import { register as registerPipelineNodes } from '../../examples/pipeline-nodes';
+import { chromiumPath } from '../../scripts/chromium';
 import { startServer, type RunningServer } from '../../server/index';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const EXAMPLES = ['csv-pipeline', 'ota-upgrade', 'purchase-approval'];
-
-/** Debian's Chromium (installed by .ci/run); playwright-core never downloads a browser. */
-function chromiumPath(): string {
-  for (const candidate of [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser']) {
-    if (candidate && fs.existsSync(candidate)) return candidate;
-  }
-  try {
-    return execFileSync('which', ['chromium'], { encoding: 'utf8' }).trim();
-  } catch {
-    throw new Error('Chromium not found: install it with `apt-get install -y chromium` (as .ci/run does), or set CHROMIUM_PATH');
-  }
-}
 
 let work: string;
 let engine: SqliteEngine;

@@ -71,7 +71,14 @@ describe('the Designer draws, checks and saves workflows', () => {
     await page.getByTestId('prop-config-result').fill('{"ok": true}');
     await selectNode(page, 'n-script');
     await page.getByTestId('prop-config-code').fill('return { n: 1 };');
+    // the retry fields take their bounds from the DSL's schema: no ceiling on the coefficient
+    await page.getByTestId('prop-retry-maxAttempts').fill('1001');
+    await expect.poll(() => page.getByTestId('prop-retry-maxAttempts-error').textContent()).toBe('Must be at most 1000');
     await page.getByTestId('prop-retry-maxAttempts').fill('4');
+    await page.getByTestId('prop-retry-backoffCoefficient').fill('0.5');
+    await expect.poll(() => page.getByTestId('prop-retry-backoffCoefficient-error').textContent()).toBe('Must be at least 1');
+    await page.getByTestId('prop-retry-backoffCoefficient').fill('1000');
+    await expect.poll(() => page.getByTestId('prop-retry-backoffCoefficient-error').count()).toBe(0);
     await selectNode(page, 'n-http');
     await page.getByTestId('prop-config-url').fill('https://example.test/{{ id }}');
     await page.getByTestId('prop-config-method').selectOption('POST');
@@ -113,7 +120,7 @@ describe('the Designer draws, checks and saves workflows', () => {
         name: 'drawn',
         nodes: [
           { id: 'n-pass', type: 'pass', name: 'Start here', config: { result: { ok: true } } },
-          { id: 'n-script', type: 'script', config: { code: 'return { n: 1 };' }, retry: { maxAttempts: 4 } },
+          { id: 'n-script', type: 'script', config: { code: 'return { n: 1 };' }, retry: { maxAttempts: 4, backoffCoefficient: 1000 } },
           { id: 'n-http', type: 'http', config: { url: 'https://example.test/{{ id }}', method: 'POST' }, output: 'reply', timeoutMs: 5000 },
           { id: 'n-delay', type: 'delay', config: { durationMs: 250 } },
           { id: 'n-approval', type: 'approval', config: { prompt: 'Go on?' }, onFailure: 'suspend' },

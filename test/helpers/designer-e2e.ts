@@ -4,7 +4,6 @@
  * one browser page per call; and the moves a person makes (drag from the palette, connect two
  * handles, type into a property, export through the download).
  */
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,6 +15,7 @@ import { createDefaultRegistry } from '../../engine/nodes/registry';
 import type { SqliteEngine } from '../../engine/runtime/engine';
 import { Engine } from '../../engine/runtime/engine';
 import { register as registerPipelineNodes } from '../../examples/pipeline-nodes';
+import { chromiumPath } from '../../scripts/chromium';
 import { startServer, type RunningServer } from '../../server/index';
 
 /** The repository root. */
@@ -29,17 +29,8 @@ export function exampleText(name: string): string {
   return fs.readFileSync(path.join(ROOT, 'examples', `${name}.workflow.json`), 'utf8');
 }
 
-/** Debian's Chromium (installed by .ci/run); playwright-core never downloads a browser. */
-export function chromiumPath(): string {
-  for (const candidate of [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser']) {
-    if (candidate && fs.existsSync(candidate)) return candidate;
-  }
-  try {
-    return execFileSync('which', ['chromium'], { encoding: 'utf8' }).trim();
-  } catch {
-    throw new Error('Chromium not found: install it with `apt-get install -y chromium` (as .ci/run does), or set CHROMIUM_PATH');
-  }
-}
+/** The Chromium the tests drive (scripts/chromium.ts decides; bench/designer.ts asks here too). */
+export { chromiumPath };
 
 /** A running app: engine, host, browser page. */
 export interface DesignerApp {

@@ -3,7 +3,6 @@
  * real engine on a temp file, driven in Debian's Chromium through playwright-core (as
  * test/e2e/app.test.ts does), plus the few moves every monitor test makes.
  */
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,24 +11,11 @@ import { chromium, type BrowserContext, type Locator, type Page } from 'playwrig
 import { build } from 'vite';
 import type { SqliteEngine} from '../../engine/runtime/engine';
 import { Engine, type EngineOptions } from '../../engine/runtime/engine';
+import { chromiumPath } from '../../scripts/chromium';
 import { startServer, type RunningServer } from '../../server/index';
 
 /** The repository's root. */
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-/** Debian's Chromium (installed by .ci/run); playwright-core never downloads a browser. */
-export function chromiumPath(): string {
-  for (const candidate of [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser']) {
-    if (candidate && fs.existsSync(candidate)) return candidate;
-  }
-  try {
-    return execFileSync('which', ['chromium'], { encoding: 'utf8' }).trim();
-  } catch {
-    throw new Error(
-      'Chromium not found: install it with `apt-get install -y chromium` (as .ci/run does), or set CHROMIUM_PATH',
-    );
-  }
-}
 
 /** A running monitor: engine, host, browser page. */
 export interface MonitorApp {

@@ -5,6 +5,7 @@ import { EngineError } from '../../engine/errors';
 import {
   HttpConfigSchema,
   createHttpNodeType,
+  encodeHeaderValue,
   httpNode,
   type HttpConfig,
   type HttpConfigInput,
@@ -161,6 +162,30 @@ describe('http node', () => {
     expect(lastSeen().headers['idempotency-key']).toBe('mine');
   });
 
+  it('sends an Idempotency-Key built from a non-ASCII id percent-encoded (UTF-8), decodable back', async () => {
+    await request({ method: 'POST', url: `${base}/echo`, body: {} }, { nodeId: '取得', idempotencyKey: '42:取得' });
+    expect(lastSeen().headers['idempotency-key']).toBe('42:%E5%8F%96%E5%BE%97');
+    await request({ url: `${base}/json` }, { nodeId: '👩‍💻', idempotencyKey: '42:👩‍💻:compensate' });
+    expect(lastSeen().headers['idempotency-key']).toBe('42:%F0%9F%91%A9%E2%80%8D%F0%9F%92%BB:compensate');
+    expect(decodeURIComponent(String(lastSeen().headers['idempotency-key']))).toBe('42:👩‍💻:compensate');
+  });
+
+  it('refuses a header value outside Latin-1 from the config, naming the header, before sending', async () => {
+    const before = seen.length;
+    const err = await failure(request({ url: `${base}/json`, headers: { 'X-Customer': '山田' } }));
+    expect(err.code).toBe('INVALID_INPUT');
+    expect(err.retryable).toBe(false);
+    expect(err.message).toBe(
+      'headers.X-Customer: the value holds "山" (U+5C71) at index 0, and a header carries only Latin-1 bytes: ' +
+        'encode it, e.g. {{ $encodeUrlComponent(…) }}',
+    );
+    expect(err.details).toEqual({ field: 'headers.X-Customer' });
+    const badName = await failure(request({ url: `${base}/json`, headers: { 'bad name': 'x' } }));
+    expect(badName.code).toBe('INVALID_INPUT');
+    expect(badName.message).toMatch(/^headers\.bad name: /);
+    expect(seen.length).toBe(before);
+  });
+
   it('reads text, and auto keeps text when a JSON content type lies', async () => {
     expect((await request({ url: `${base}/text` })).body).toBe('just text');
     expect((await request({ url: `${base}/lying-json` })).body).toBe('not json at all');
@@ -298,5 +323,30 @@ describe('http node', () => {
       responseType: 'auto',
     });
     expect(httpNode.compensate).toBeUndefined();
+  });
+});
+
+describe('encodeHeaderValue', () => {
+  it('keeps visible ASCII byte for byte, so keys of ASCII ids are what they always were', () => {
+    for (const key of ['42:charge', '1:a_b-c.d', '9007199254740991:Z9:compensate']) {
+      expect(encodeHeaderValue(key)).toBe(key);
+    }
+  });
+
+  it('percent-encodes the UTF-8 bytes of everything else, and the escape character itself', () => {
+    expect(encodeHeaderValue('7:取得')).toBe('7:%E5%8F%96%E5%BE%97');
+    expect(encodeHeaderValue('7:✔️')).toBe('7:%E2%9C%94%EF%B8%8F');
+    expect(encodeHeaderValue('ü')).toBe('%C3%BC');
+    expect(encodeHeaderValue('a b%c\t')).toBe('a%20b%25c%09');
+    // A lone surrogate cannot be UTF-8: it goes as U+FFFD rather than throwing.
+    expect(encodeHeaderValue('x\ud800')).toBe('x%EF%BF%BD');
+  });
+
+  it('round-trips through decodeURIComponent for every kind of id', () => {
+    for (const id of ['開始', '🚀', '👩‍💻', 'café', 'Ωmega-1', 'mixed_取得🌐.v2']) {
+      const encoded = encodeHeaderValue(`12:${id}`);
+      expect(encoded).toMatch(/^[\x21-\x7e]+$/);
+      expect(decodeURIComponent(encoded)).toBe(`12:${id}`);
+    }
   });
 });

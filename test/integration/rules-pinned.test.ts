@@ -155,6 +155,21 @@ describe('DESIGN.md "Rules pinned"', () => {
     expect(backoffDelayMs(steep, 10_000)).toBe(2_592_000_000);
     expect(backoffDelayMs(steep, Number.MAX_SAFE_INTEGER)).toBe(2_592_000_000);
     expect(backoffDelayMs(steep, 3)).toBe(10_000_000);
+
+    // given: a coefficient far above 100 (Temporal accepts any ≥ 1), deployed and run
+    const huge = { maxAttempts: 4, initialIntervalMs: 10, backoffCoefficient: 1e308, maxIntervalMs: 7000 };
+    await engine.deploy({ name: 'huge', nodes: [{ id: 'h', type: 'flaky', config: { failTimes: 3 }, retry: huge }] });
+    const hid = await engine.start('huge');
+    // when: attempts 1…3 fail, then: the first waits 10 ms, the others the cap
+    const waited: number[] = [];
+    for (let n = 1; n <= 3; n++) {
+      await tickUntil(engine, () => probe.callsOf('h', hid).length === n && nodeStatus(engine, hid, 'h') === 'RETRYING', `huge attempt ${n} failed`);
+      const last = events(engine, hid, 'node.failed', 'h').at(-1);
+      waited.push(dataOf<{ nextAttemptAt: number }>(last).nextAttemptAt - clock.now());
+      clock.advance(waited.at(-1)!);
+    }
+    expect(waited).toEqual([10, 7000, 7000]);
+    await tickUntil(engine, () => engine.getInstance(hid).status === 'COMPLETED', 'huge completed on attempt 4');
   });
 
   it('a timed-out attempt is a failed attempt: it counts, and its handler is aborted through its AbortSignal', async () => {

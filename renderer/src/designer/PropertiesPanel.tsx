@@ -10,7 +10,7 @@
 import { useEffect } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import type { NodeTypeInfo } from '../../../engine/api/contract';
-import type { RetryPolicySchema } from '../../../engine/dsl';
+import { RetryPolicySchema } from '../../../engine/dsl';
 import { useDesigner, useDesignerStore } from './context';
 import { dslEdgeId } from './convert';
 import { CheckboxField, CodeField, CommitField, ExpressionField, JsonField, NumberField, SelectField, TemplateField, TextAreaField, TextField } from './fields';
@@ -42,13 +42,23 @@ function withNested<T extends object>(obj: T, field: string, key: string, value:
   return withKey(obj, field, Object.keys(next).length === 0 ? undefined : next);
 }
 
-const RETRY_FIELDS: Array<{ key: keyof typeof RetryPolicySchema.shape; label: string; integer: boolean; min: number; max: number; hint?: string }> = [
-  { key: 'maxAttempts', label: 'Max attempts', integer: true, min: 1, max: 1000, hint: 'Every attempt, the first included (1 = no retry)' },
-  { key: 'initialIntervalMs', label: 'First delay (ms)', integer: true, min: 0, max: 86_400_000 },
-  { key: 'backoffCoefficient', label: 'Backoff ×', integer: false, min: 1, max: 100 },
-  { key: 'maxIntervalMs', label: 'Max delay (ms)', integer: true, min: 0, max: 2_592_000_000 },
-  { key: 'jitter', label: 'Jitter (0–1)', integer: false, min: 0, max: 1 },
+type RetryKey = keyof typeof RetryPolicySchema.shape;
+
+/** A retry field's bounds, read from the schema the engine validates with, so the two cannot drift. */
+function retryBounds(key: RetryKey): { integer: boolean; min?: number; max?: number } {
+  const n = RetryPolicySchema.shape[key].unwrap();
+  const finite = (v: number | null): number | undefined => (v === null || !Number.isFinite(v) ? undefined : v);
+  return { integer: n.isInt, min: finite(n.minValue), max: finite(n.maxValue) };
+}
+
+const RETRY_LABELS: Array<{ key: RetryKey; label: string; hint?: string }> = [
+  { key: 'maxAttempts', label: 'Max attempts', hint: 'Every attempt, the first included (1 = no retry)' },
+  { key: 'initialIntervalMs', label: 'First delay (ms)' },
+  { key: 'backoffCoefficient', label: 'Backoff ×', hint: 'Any number ≥ 1; the max delay caps the delay' },
+  { key: 'maxIntervalMs', label: 'Max delay (ms)' },
+  { key: 'jitter', label: 'Jitter (0–1)' },
 ];
+const RETRY_FIELDS = RETRY_LABELS.map((f) => ({ ...f, ...retryBounds(f.key) }));
 
 function RetryFields({ prefix, value, onChange, disabled }: { prefix: string; value: unknown; onChange(key: string, v: number | undefined): void; disabled: boolean }) {
   const retry = isRecord(value) ? value : {};
