@@ -163,13 +163,13 @@ describe('DESIGN.md "Rules pinned"', () => {
     // when: attempts 1…3 fail, then: the first waits 10 ms, the others the cap
     const waited: number[] = [];
     for (let n = 1; n <= 3; n++) {
-      await tickUntil(engine, () => probe.callsOf('h', hid).length === n && nodeStatus(engine, hid, 'h') === 'RETRYING', `huge attempt ${n} failed`);
-      const last = events(engine, hid, 'node.failed', 'h').at(-1);
+      await tickUntil(engine, async () => probe.callsOf('h', hid).length === n && (await nodeStatus(engine, hid, 'h')) === 'RETRYING', `huge attempt ${n} failed`);
+      const last = (await events(engine, hid, 'node.failed', 'h')).at(-1);
       waited.push(dataOf<{ nextAttemptAt: number }>(last).nextAttemptAt - clock.now());
       clock.advance(waited.at(-1)!);
     }
     expect(waited).toEqual([10, 7000, 7000]);
-    await tickUntil(engine, () => engine.getInstance(hid).status === 'COMPLETED', 'huge completed on attempt 4');
+    await tickUntil(engine, async () => (await engine.getInstance(hid)).status === 'COMPLETED', 'huge completed on attempt 4');
   });
 
   it('a timed-out attempt is a failed attempt: it counts, and its handler is aborted through its AbortSignal', async () => {

@@ -9,6 +9,7 @@
  *
  * Also: a file of a newer schema is refused (DATABASE_NEWER) and left as it was.
  */
+import { everyOf } from '../../helpers/probe-nodes';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -107,9 +108,11 @@ describe.each(VERSIONS)('a file at schema %i', (k) => {
 
     // statuses as written
     const statuses = Object.fromEntries(
-      Object.entries(OLD)
-        .filter(([, id]) => k >= 3 || id !== OLD.ofDeletedWorkflow)
-        .map(([name, id]) => [name, engine!.getInstance(id).status]),
+      await Promise.all(
+        Object.entries(OLD)
+          .filter(([, id]) => k >= 3 || id !== OLD.ofDeletedWorkflow)
+          .map(async ([name, id]) => [name, (await engine!.getInstance(id)).status] as const),
+      ),
     );
     expect(statuses).toEqual({
       waitingDelay: 'WAITING',
@@ -124,27 +127,27 @@ describe.each(VERSIONS)('a file at schema %i', (k) => {
     });
 
     // variables and start input: kept apart where the variables changed, equal where not
-    const completed = engine.getInstance(OLD.completed);
+    const completed = (await engine.getInstance(OLD.completed));
     expect(completed.variables).toEqual({ n: 6, done: true });
     expect(completed.input).toEqual({ n: 6 });
-    const approval = engine.getInstance(OLD.waitingApproval);
+    const approval = (await engine.getInstance(OLD.waitingApproval));
     expect(approval.input).toEqual({ who: 'x' });
     expect(approval.variables).toEqual({ who: 'x' });
     expect(approval.businessKey).toBe('bk-1');
     expect(approval.deadlineAt).toBeGreaterThan(Date.now());
 
     // waits, errors and the suspension read back parsed
-    expect(engine.getInstance(OLD.waitingDelay).nodes.find((n) => n.id === 'wait')?.wait).toMatchObject({ kind: 'timer' });
-    expect(engine.getInstance(OLD.failed).error).toMatchObject({ code: 'SCRIPT_ERROR', message: 'script threw Error: bad' });
-    expect(engine.getInstance(OLD.suspended).suspension).toMatchObject({ kind: 'incident', nodeId: 'x', attempts: 1 });
-    const inbox = engine.listApprovals();
+    expect((await engine.getInstance(OLD.waitingDelay)).nodes.find((n) => n.id === 'wait')?.wait).toMatchObject({ kind: 'timer' });
+    expect((await engine.getInstance(OLD.failed)).error).toMatchObject({ code: 'SCRIPT_ERROR', message: 'script threw Error: bad' });
+    expect((await engine.getInstance(OLD.suspended)).suspension).toMatchObject({ kind: 'incident', nodeId: 'x', attempts: 1 });
+    const inbox = (await engine.listApprovals());
     expect(inbox.items.map((a) => [a.instanceId, a.nodeId, a.prompt])).toEqual([[OLD.waitingApproval, 'ask', 'ok?']]);
-    expect(engine.history(OLD.failed).map((h) => h.type)).toEqual(['instance.created', 'node.failed', 'instance.failing', 'instance.failed']);
+    expect((await engine.history(OLD.failed)).map((h) => h.type)).toEqual(['instance.created', 'node.failed', 'instance.failing', 'instance.failed']);
 
     // lists, the dashboard's views and workflows (a deleted one gone from the lists, its instance readable)
-    expect(engine.listInstances({ status: ['WAITING'] }).map((i) => i.id)).toEqual([OLD.waitingApproval, OLD.waitingDelay]);
-    expect(engine.listInstances({ text: 'bk-1' }).map((i) => i.id)).toEqual([OLD.waitingApproval]);
-    const metrics = engine.metrics();
+    expect((await engine.listInstances({ status: ['WAITING'] })).map((i) => i.id)).toEqual([OLD.waitingApproval, OLD.waitingDelay]);
+    expect((await engine.listInstances({ text: 'bk-1' })).map((i) => i.id)).toEqual([OLD.waitingApproval]);
+    const metrics = (await engine.metrics());
     expect(metrics.counts).toEqual({
       WAITING: 2,
       SUSPENDED: 1,
@@ -155,10 +158,10 @@ describe.each(VERSIONS)('a file at schema %i', (k) => {
       PENDING: 1,
     });
     expect(metrics.deadLetters.map((d) => [d.instance_id, d.workflow, d.node_id])).toEqual([[OLD.failed, 'fail', 'y'], [OLD.suspended, 'boom', 'x']]);
-    expect(engine.listWorkflows().map((w) => w.name).sort()).toEqual(['ask', 'boom', 'crashy', 'fail', 'fresh', 'orders']);
-    if (k >= 3) expect(engine.getInstance(OLD.ofDeletedWorkflow).workflow).toBe('retired');
+    expect((await engine.listWorkflows()).map((w) => w.name).sort()).toEqual(['ask', 'boom', 'crashy', 'fail', 'fresh', 'orders']);
+    if (k >= 3) expect((await engine.getInstance(OLD.ofDeletedWorkflow)).workflow).toBe('retired');
     // a definition stored by the old build is recognized: deploying it again makes no version
-    const orders = await engine.deploy(engine.getWorkflow('orders').definition);
+    const orders = await engine.deploy((await engine.getWorkflow('orders')).definition);
     expect(orders).toMatchObject({ name: 'orders', version: 1, created: false });
     expect(lastHistoryId).toBe(onConnection(file, (db) => (db.prepare('SELECT max(id) AS m FROM history').get() as { m: number }).m));
   });
@@ -171,39 +174,39 @@ describe.each(VERSIONS)('a file at schema %i', (k) => {
     const e = engine;
 
     // when the worker runs
-    await e.runUntil(() => [OLD.waitingDelay, OLD.lostLease, OLD.pending].every((id) => e.isSettled(id)), 20_000);
+    await e.runUntil(() => everyOf([OLD.waitingDelay, OLD.lostLease, OLD.pending], (id) => e.isSettled(id)), 20_000);
 
     // then the overdue delay fired once and its successor ran
-    const delayed = e.getInstance(OLD.waitingDelay);
+    const delayed = (await e.getInstance(OLD.waitingDelay));
     expect(delayed.status).toBe('COMPLETED');
     expect(delayed.nodes.map((n) => [n.id, n.status])).toEqual([
       ['a', 'COMPLETED'],
       ['b', 'COMPLETED'],
       ['wait', 'COMPLETED'],
     ]);
-    expect(e.history(OLD.waitingDelay).filter((h) => h.nodeId === 'wait' && h.type === 'node.completed')).toHaveLength(1);
+    expect((await e.history(OLD.waitingDelay)).filter((h) => h.nodeId === 'wait' && h.type === 'node.completed')).toHaveLength(1);
     // and the dead worker's claim was taken over: the lost attempt counted, the next one ran
-    const reclaimed = e.getInstance(OLD.lostLease);
+    const reclaimed = (await e.getInstance(OLD.lostLease));
     expect(reclaimed.status).toBe('COMPLETED');
     expect(reclaimed.nodes.find((n) => n.id === 's')).toMatchObject({ status: 'COMPLETED', attempt: 2, output: { v: 42 } });
     // and the never-claimed step ran
-    expect(e.getInstance(OLD.pending).status).toBe('COMPLETED');
+    expect((await e.getInstance(OLD.pending)).status).toBe('COMPLETED');
 
     // when a person approves the old approval, and resumes the old incident with fixed variables
     await e.approve(OLD.waitingApproval, 'ask', { approved: true, actor: 'migrator' });
     await e.resume(OLD.suspended, { action: 'retry', variables: { ok: true }, actor: 'migrator' });
-    await e.runUntil(() => e.isSettled(OLD.waitingApproval) && e.isSettled(OLD.suspended), 20_000);
+    await e.runUntil(async () => (await e.isSettled(OLD.waitingApproval)) && (await e.isSettled(OLD.suspended)), 20_000);
 
     // then both complete; the approval's timeout and deadline rows are gone with it
-    expect(e.getInstance(OLD.waitingApproval).status).toBe('COMPLETED');
-    const resumed = e.getInstance(OLD.suspended);
+    expect((await e.getInstance(OLD.waitingApproval)).status).toBe('COMPLETED');
+    const resumed = (await e.getInstance(OLD.suspended));
     expect(resumed.status).toBe('COMPLETED');
     expect(resumed.variables).toEqual({ ok: true });
     expect(resumed.input).toEqual({});
     expect(onConnection(file, (db) => db.prepare('SELECT count(*) AS n FROM schedule').get())).toEqual({ n: 0 });
     // and the ended ones stayed as they were
-    expect(e.getInstance(OLD.failed).status).toBe('FAILED');
-    expect(e.getInstance(OLD.cancelled).status).toBe('CANCELLED');
+    expect((await e.getInstance(OLD.failed)).status).toBe('FAILED');
+    expect((await e.getInstance(OLD.cancelled)).status).toBe('CANCELLED');
     // and history went on after the old rows, never over them
     const newIds = onConnection(file, (db) => db.prepare('SELECT id FROM history WHERE id > ? ORDER BY id').all(lastHistoryId) as { id: number }[]);
     expect(newIds.length).toBeGreaterThan(5);

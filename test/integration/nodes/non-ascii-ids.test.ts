@@ -142,15 +142,15 @@ describe.each(CASES)('$label', ({ name, ids }) => {
 
       // when an instance runs up to the approval, is approved through the engine, and runs on
       const id = await engine.start(name, { variables: { baseUrl } });
-      await engine.runUntil(() => engine.isSettled(id), 20_000);
-      const waiting = engine.getInstance(id);
+      await engine.runUntil(async () => (await engine.isSettled(id)), 20_000);
+      const waiting = (await engine.getInstance(id));
       expect(waiting.status).toBe('WAITING');
       expect(waiting.nodes.find((n) => n.id === ids.approve)?.status).toBe('WAITING');
       await engine.approve(id, ids.approve, { approved: true, actor: '審査者' });
-      await engine.runUntil(() => engine.isSettled(id), 20_000);
+      await engine.runUntil(async () => (await engine.isSettled(id)), 20_000);
 
       // then the instance and every node completed, each node once, with its result
-      const done = engine.getInstance(id);
+      const done = (await engine.getInstance(id));
       expect(done.status).toBe('COMPLETED');
       expect(done.workflow).toBe(name);
       expect(Object.fromEntries(done.nodes.map((n) => [n.id, [n.status, n.attempt]]))).toEqual(
@@ -160,7 +160,7 @@ describe.each(CASES)('$label', ({ name, ids }) => {
       expect(done.nodes.find((n) => n.id === ids.fetch)?.output).toMatchObject({ status: 200, body: { ok: true } });
       expect(done.nodes.find((n) => n.id === ids.approve)?.output).toMatchObject({ approved: true });
       expectRequest(id, ids);
-      expect(engine.getWorkflow(name).name).toBe(name);
+      expect((await engine.getWorkflow(name)).name).toBe(name);
     } finally {
       await engine.close();
     }
