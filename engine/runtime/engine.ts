@@ -76,7 +76,7 @@ export class Engine {
       leaseMs,
       pollIntervalMs: options.pollIntervalMs ?? 50,
       maxResultBytes: options.maxResultBytes ?? 1024 * 1024,
-      stallMs: options.stallMs ?? leaseMs * 10,
+      stallMs: options.stallMs ?? Math.max(leaseMs * 10, 60_000),
     };
     const compiled = new Map<number, CompiledWorkflow>();
     this.worker = new Worker(

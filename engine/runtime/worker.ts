@@ -33,8 +33,8 @@ export interface WorkerOptions {
   /** Largest node result / variables document, bytes. Default 1 MiB. */
   maxResultBytes: number;
   /**
-   * How long the loop's thread may stay busy before its leases are left to expire (another
-   * worker then takes its steps over), ms. Default 10 × leaseMs.
+   * How long the loop's thread may go without a turn or a launch before its leases are left to
+   * expire (another worker then takes its steps over), ms. Default max(10 × leaseMs, 60 000).
    */
   stallMs: number;
 }
@@ -354,6 +354,8 @@ export class Worker {
     const instant = step.row.kind === 'run' && node?.type.instant === true && node.def.timeoutMs === undefined;
     const controller = instant ? undefined : new AbortController();
     if (!instant) this.keepLeases();
+    // A launch is progress too: steps started one after another by a busy thread are not a hang.
+    this.keeper?.alive();
     this.inflight.set(step.row.id, { step, controller, beatAt: step.startedAt });
     // An exhausted claim runs no handler, so a crash "during the attempt" cannot happen there.
     if (this.deps.faults.armed && !step.exhausted) this.deps.faults.hit('claimed', { instanceId: step.row.instanceId, nodeId: step.nodeId, attempt: step.attempt });

@@ -75,6 +75,7 @@ const FlakyConfig = z.strictObject({
 });
 const SlowConfig = z.strictObject({ ms: z.number().int().min(0) });
 const StuckConfig = z.strictObject({});
+const HogConfig = z.strictObject({ ms: z.number().int().min(0) });
 
 /** Observers for in-process tests. */
 export interface TestNodeHooks {
@@ -89,7 +90,9 @@ export interface TestNodeHooks {
  * - `flaky` `{ failures, delayMs? }`: logs the call, then fails (retryable) while the log holds at
  *   most `failures` calls of this (instance, node), so the first `failures` calls fail;
  * - `slow` `{ ms }`: sleeps `ms` honoring the signal; logs nothing;
- * - `stuck` `{}`: logs the call, then never answers until its signal aborts.
+ * - `stuck` `{}`: logs the call, then never answers until its signal aborts;
+ * - `hog` `{ ms }`: logs the call, then holds the process's thread for `ms` (a blocking wait, as a
+ *   CPU-bound handler would: no timer, heartbeat or commit of this process runs meanwhile).
  */
 export function createTestNodeTypes(callLog: string, hooks: TestNodeHooks = {}): AnyNodeType[] {
   const count: NodeType<z.output<typeof CountConfig>> = {
@@ -154,7 +157,20 @@ export function createTestNodeTypes(callLog: string, hooks: TestNodeHooks = {}):
       });
     },
   };
-  return [count, flaky, slow, stuck] as AnyNodeType[];
+  const hog: NodeType<z.output<typeof HogConfig>> = {
+    type: 'hog',
+    title: 'Hog',
+    description: 'Holds the thread',
+    icon: 'cpu',
+    group: 'Test',
+    configSchema: HogConfig,
+    execute(ctx) {
+      appendCall(callLog, ctx);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ctx.config.ms);
+      return Promise.resolve({ output: { heldMs: ctx.config.ms } });
+    },
+  };
+  return [count, flaky, slow, stuck, hog] as AnyNodeType[];
 }
 
 /** The built-ins plus the test node types. */
