@@ -58,7 +58,7 @@ describe('node registry', () => {
     });
     expect(byType.script).toMatchObject({
       required: ['code'],
-      properties: { timeLimitMs: { default: 1000, maximum: 10_000 } },
+      properties: { timeLimitMs: { default: 1000, maximum: 86_400_000 } },
     });
     expect(byType.delay).toMatchObject({ properties: { durationMs: { type: 'integer' } } });
     expect(byType.approval).toMatchObject({ properties: { prompt: { type: 'string' } } });
