@@ -64,43 +64,96 @@ export const SCRIPT_LIMITS = {
 export const WRAP_PREFIX = '(function (input, variables, steps) {';
 
 /**
+ * A script's data as JSON texts: how it crosses to its thread (a string clones as one copy, and
+ * a thread's heap then holds strings rather than object graphs) and into the sandbox.
+ */
+export interface ScriptData {
+  input: string;
+  variables: string;
+  steps: string;
+}
+
+/** The config a script's thread module gets: the node's config and its data as JSON texts. */
+export type ScriptThreadConfig = ScriptConfig & { data: ScriptData };
+
+/**
+ * The attempt's input, variables and steps as JSON texts.
+ *
+ * @throws EngineError INVALID_INPUT (non-retryable) naming the part that is not JSON (a BigInt,
+ * a cycle).
+ */
+export function scriptData(ctx: NodeContext<ScriptConfig>): ScriptData {
+  return {
+    input: jsonText('input', ctx.input),
+    variables: jsonText('variables', ctx.variables),
+    steps: jsonText('steps', ctx.steps),
+  };
+}
+
+/**
+ * The memory-limit error of data that cannot fit the sandbox whatever it holds (copying a text in
+ * takes about three times its UTF-8 size, and UTF-8 has at least a byte per character), or
+ * undefined. Checked before the data goes to a thread, so a thread never gets texts far bigger
+ * than its script could use.
+ */
+export function dataTooBig(data: ScriptData, memoryLimitBytes: number): EngineError | undefined {
+  const fits = (text: string) => 3 * text.length <= memoryLimitBytes + MIB;
+  if (fits(data.input) && fits(data.variables) && fits(data.steps)) return undefined;
+  return memoryLimitError(memoryLimitBytes, 'no room for its input, variables and steps');
+}
+
+/**
  * Runs one attempt on this thread's pooled module for the script's memory limit: the thread
  * module's `execute` (see thread-pool.ts). A module that crashed or whose script filled its
  * memory is dropped and the next attempt gets a fresh one.
  *
+ * Gets its data as JSON texts in `config.data` and returns the result as JSON text in `output`:
+ * the engine's thread parses it (a parsed result can take many times its text's memory, and the
+ * engine's heap is the one sized for results).
+ *
  * @throws EngineError as `createScriptNodeType` (script.ts) describes.
  */
-export async function execute(ctx: NodeContext<ScriptConfig>): Promise<NodeResult> {
+export async function execute(ctx: NodeContext<ScriptThreadConfig>): Promise<NodeResult> {
   throwIfAborted(ctx.signal, 'script');
   const { memoryLimitBytes } = ctx.config;
   const entry = pooledSandbox(memoryLimitBytes);
   const sandbox = await entry.loading;
   throwIfAborted(ctx.signal, 'script');
   const health: RunHealth = { crashed: false, outOfMemory: false };
-  const run = runScript(sandbox, ctx, health);
+  const run = runScript(sandbox, ctx, ctx.config.data, health);
   // A module whose script filled its memory is dropped, so the pages it touched are freed rather
   // than kept resident by the pool; a crashed one is in an unknown state.
   const reusable = !health.crashed && !health.outOfMemory && sandbox.heap !== undefined && takeReserve(sandbox.heap);
   if (!reusable) dropSandbox(memoryLimitBytes, entry);
   if ('error' in run) throw run.error;
-  return { output: run.output };
+  return { output: run.json };
 }
 
 /**
  * Runs one attempt on `module`, on the calling thread (a custom module: QuickJS's own memory
- * accounting only, no capped heap). After a "sandbox crashed" error the module must not be used
- * again.
+ * accounting only, no capped heap), and parses its result. After a "sandbox crashed" error the
+ * module must not be used again.
  *
  * @throws EngineError as `createScriptNodeType` (script.ts) describes.
  */
 export function executeOn(module: QuickJSModuleLike, ctx: NodeContext<ScriptConfig>): NodeResult {
   throwIfAborted(ctx.signal, 'script');
-  const run = runScript({ module }, ctx, { crashed: false, outOfMemory: false });
+  const run = runScript({ module }, ctx, scriptData(ctx), { crashed: false, outOfMemory: false });
   if ('error' in run) throw run.error;
-  return { output: run.output };
+  return { output: JSON.parse(run.json) as unknown };
 }
 
-type RunOutcome = { output: unknown } | { error: EngineError };
+/** The error of a script over its memory limit; `what` says where, when it did not run yet. */
+function memoryLimitError(memoryLimitBytes: number, what?: string, thrown?: string): EngineError {
+  const message = `script exceeded its memory limit of ${memoryLimitBytes} bytes`;
+  return new EngineError('SCRIPT_ERROR', what === undefined ? message : `${message} (${what})`, {
+    retryable: false,
+    details: { memoryLimitBytes, ...(thrown !== undefined && { thrown }) },
+  });
+}
+
+/** The result as JSON text (`null` for undefined), or the error. */
+type RunOutcome = { json: string } | { error: EngineError };
 
 /** What an execution left behind: whether its module may run the next script. */
 interface RunHealth {
@@ -180,28 +233,18 @@ function jsonText(what: string, value: unknown): string {
  * abort) leaves the module's memory in an unknown state: then nothing is disposed (disposing
  * could abort again) and `health.crashed` tells the caller to drop the module.
  */
-function runScript(sandbox: Sandbox, ctx: NodeContext<ScriptConfig>, health: RunHealth): RunOutcome {
+function runScript(sandbox: Sandbox, ctx: NodeContext<ScriptConfig>, data: ScriptData, health: RunHealth): RunOutcome {
   const { module, heap } = sandbox;
   const { code, timeLimitMs, memoryLimitBytes } = ctx.config;
-  const inputs = [
-    jsonText('input', ctx.input),
-    jsonText('variables', ctx.variables),
-    jsonText('steps', ctx.steps),
-  ] as const;
+  const inputs = [data.input, data.variables, data.steps] as const;
 
   let runtime: QuickJSRuntime | undefined;
   let vm: QuickJSContext | undefined;
   const handles: QuickJSHandle[] = [];
   /** The memory-limit failure; `what` says where it struck when the script did not run yet. */
-  const memoryLimitError = (what?: string, thrownInfo?: ThrownInfo): RunOutcome => {
+  const outOfMemory = (what?: string, thrownInfo?: ThrownInfo): RunOutcome => {
     health.outOfMemory = true;
-    const message = `script exceeded its memory limit of ${memoryLimitBytes} bytes`;
-    return {
-      error: new EngineError('SCRIPT_ERROR', what === undefined ? message : `${message} (${what})`, {
-        retryable: false,
-        details: { memoryLimitBytes, ...(thrownInfo && { thrown: thrownInfo.message }) },
-      }),
-    };
+    return { error: memoryLimitError(memoryLimitBytes, what, thrownInfo?.message) };
   };
   /**
    * Whether the host may copy `text` into the sandbox: room for the host's UTF-8 copy and for
@@ -290,11 +333,11 @@ function runScript(sandbox: Sandbox, ctx: NodeContext<ScriptConfig>, health: Run
       }
       const info = thrown(errorHandle);
       if (isOutOfMemory(info)) health.outOfMemory = true;
-      if (health.outOfMemory) return memoryLimitError(undefined, info);
+      if (health.outOfMemory) return outOfMemory(undefined, info);
       return { error: scriptError(info, phase) };
     };
 
-    if (!fits(PRELUDE)) return memoryLimitError('no room to set up the sandbox');
+    if (!fits(PRELUDE)) return outOfMemory('no room to set up the sandbox');
     const prelude = q.evalCode(PRELUDE, 'runnel-prelude.js', { type: 'global' });
     if (prelude.error) return failed(prelude.error, 'setup');
     const installed = q.callFunction(keep(prelude.value), q.undefined, emit);
@@ -308,7 +351,7 @@ function runScript(sandbox: Sandbox, ctx: NodeContext<ScriptConfig>, health: Run
     deadline = performance.now() + timeLimitMs;
     // The prefix shares line 1 with the code, so line numbers in errors are the script's own.
     const source = `${WRAP_PREFIX}${code}\n})`;
-    if (!fits(source)) return memoryLimitError('no room to load the code');
+    if (!fits(source)) return outOfMemory('no room to load the code');
     const compiled = q.evalCode(source, 'script.js', { type: 'global', strict: true });
     if (compiled.error) return failed(compiled.error, 'compile');
     const fn = keep(compiled.value);
@@ -317,7 +360,7 @@ function runScript(sandbox: Sandbox, ctx: NodeContext<ScriptConfig>, health: Run
       return { error: new EngineError('SCRIPT_ERROR', message, { retryable: false }) };
     }
 
-    if (!inputs.every(fits)) return memoryLimitError('no room for its input, variables and steps');
+    if (!inputs.every(fits)) return outOfMemory('no room for its input, variables and steps');
     const args = inputs.map((json) => keep(q.newString(json)));
     const called = q.callFunction(call, q.undefined, fn, ...args);
     if (called.error) return failed(called.error, 'run');
@@ -350,14 +393,12 @@ function runScript(sandbox: Sandbox, ctx: NodeContext<ScriptConfig>, health: Run
     const jsonHandle = keep(serialised.value);
     stopped = 'done';
     releaseReserve(heap);
-    if (q.typeof(jsonHandle) !== 'string') return { output: null };
-    // Reading the text copies it inside the sandbox; without room the copy comes back empty.
+    if (q.typeof(jsonHandle) !== 'string') return { json: 'null' };
+    // Reading the text copies it inside the sandbox; without room the copy comes back empty
+    // (JSON text never is: a string result reads '""').
     const json = q.getString(jsonHandle);
-    try {
-      return { output: JSON.parse(json) as unknown };
-    } catch {
-      return memoryLimitError('no room to read its result');
-    }
+    if (json === '') return outOfMemory('no room to read its result');
+    return { json };
   } catch (err) {
     if (err instanceof EngineError) return { error: err };
     health.crashed = true;

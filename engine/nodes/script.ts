@@ -11,14 +11,25 @@
 import { parse as parseJs } from 'acorn';
 import { z } from 'zod';
 import { throwIfAborted } from './abort';
-import { SCRIPT_LIMITS, WRAP_PREFIX, executeOn, type QuickJSModuleLike } from './script-sandbox';
+import {
+  SCRIPT_LIMITS,
+  WRAP_PREFIX,
+  dataTooBig,
+  executeOn,
+  scriptData,
+  type QuickJSModuleLike,
+  type ScriptThreadConfig,
+} from './script-sandbox';
 import { defaultThreadPool, type ThreadPool } from './thread-pool';
-import type { NodeType } from './types';
+import type { NodeContext, NodeType } from './types';
 
 export { SCRIPT_LIMITS, type QuickJSModuleLike };
 
 /** The thread module that runs a script (a bundled `.js` in the packaged app: electron/build.ts). */
 const SCRIPT_THREAD_MODULE = new URL('./script-sandbox.ts', import.meta.url).href;
+
+/** Stands in for the variables and steps a script's thread gets as text instead. */
+const NO_DATA: Readonly<Record<string, unknown>> = Object.freeze({});
 
 /**
  * Config of `script`.
@@ -106,7 +117,20 @@ export function createScriptNodeType(options: ScriptNodeOptions = {}): NodeType<
         const module = await custom();
         return executeOn(module, ctx);
       }
-      return (options.pool ?? defaultThreadPool()).run(SCRIPT_THREAD_MODULE, ctx, { code: 'SCRIPT_ERROR', what: 'script' });
+      // The data crosses as JSON texts and the result comes back as one (see script-sandbox.ts).
+      const data = scriptData(ctx);
+      const tooBig = dataTooBig(data, ctx.config.memoryLimitBytes);
+      if (tooBig !== undefined) throw tooBig;
+      const threadCtx: NodeContext<ScriptThreadConfig> = {
+        ...ctx,
+        config: { ...ctx.config, data },
+        input: null,
+        variables: NO_DATA,
+        steps: NO_DATA,
+      };
+      const pool = options.pool ?? defaultThreadPool();
+      const result = await pool.run(SCRIPT_THREAD_MODULE, threadCtx, { code: 'SCRIPT_ERROR', what: 'script' });
+      return { output: 'output' in result ? (JSON.parse(result.output as string) as unknown) : null };
     },
   };
 }

@@ -29,9 +29,18 @@ import type { NodeContext, NodeResult } from './types';
 /** The thread's entry (a `.js` file in the packaged app: see the module doc). */
 const THREAD_MAIN = new URL('./thread-main.ts', import.meta.url);
 
-/** Default V8 heap limits of a pool thread, MB (the script sandbox's own memory is not on it). */
+/**
+ * Default V8 limits of a pool thread, MB.
+ *
+ * A script's own memory is WebAssembly memory, off this heap and capped by its
+ * `memoryLimitBytes`; the thread's heap holds the script's data and result as texts (a few times
+ * 256 MiB at worst, see script-sandbox.ts), hence 1 GiB, which costs nothing until used. Past its
+ * limit a thread is ended with ERR_WORKER_OUT_OF_MEMORY, except that V8 grants Node only a small
+ * allowance (16 MB) beyond the limit: one allocation bigger than that, when the heap is nearly
+ * full, aborts the whole process. Keep big data off a thread module's heap.
+ */
 export const DEFAULT_THREAD_RESOURCE_LIMITS: Readonly<ResourceLimits> = {
-  maxOldGenerationSizeMb: 256,
+  maxOldGenerationSizeMb: 1024,
   maxYoungGenerationSizeMb: 32,
   stackSizeMb: 4,
 };
@@ -142,6 +151,11 @@ export class ThreadPool {
   /** Threads started and not lost. */
   get threads(): number {
     return this.#threads.length;
+  }
+
+  /** Threads running an attempt now. */
+  get busy(): number {
+    return this.#threads.filter((t) => t.job !== undefined).length;
   }
 
   /** Attempts waiting for a thread. */
