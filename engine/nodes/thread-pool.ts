@@ -255,12 +255,13 @@ export class ThreadPool {
       name: 'runnel-pool',
     });
     const thread: PoolThread = { worker, ready: false, gone: false };
-    worker.unref();
     worker.on('message', (message: ThreadMessage) => this.#onMessage(thread, message));
     worker.on('error', (error) => {
       thread.error = error;
     });
     worker.on('exit', (code) => this.#onExit(thread, code));
+    // After the listeners: adding a 'message' listener references the worker's port again.
+    worker.unref();
     this.#threads.push(thread);
     return thread;
   }
