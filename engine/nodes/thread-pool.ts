@@ -275,7 +275,11 @@ export class ThreadPool {
     const job = thread.job;
     if (job === undefined || job.id !== message.id) return;
     if (message.type === 'log') {
-      job.ctx.log(message.message, message.data);
+      try {
+        job.ctx.log(message.message, message.data);
+      } catch {
+        // A log is best-effort; it must not take the pool's message handler down.
+      }
       return;
     }
     thread.job = undefined;
