@@ -3,17 +3,25 @@
  *
  * The runtime and hosts import from here; a built-in's own file is only for its tests.
  */
-export type { NodeContext, NodeResult, NodeType, NodeTypeDescription } from './types';
+export type { NodeContext, NodeResult, NodeThread, NodeType, NodeTypeDescription, ThreadedNodeType } from './types';
 export {
   NodeRegistry,
   NODE_TYPE_NAME_PATTERN,
   createDefaultRegistry,
   type AnyNodeType,
   type DefaultRegistryOptions,
+  type NodeRegistryOptions,
   type NodeCatalog,
   type NodeCatalogEntry,
 } from './registry';
 export { abortError, throwIfAborted } from './abort';
+export {
+  DEFAULT_THREAD_RESOURCE_LIMITS,
+  ThreadPool,
+  defaultThreadPool,
+  type ThreadFailure,
+  type ThreadPoolOptions,
+} from './thread-pool';
 export { PassConfigSchema, passNode, type PassConfig } from './pass';
 export {
   SCRIPT_LIMITS,

@@ -5,6 +5,9 @@
  * {@link NodeRegistry.catalog}, so engine/dsl needs no import from here), and the designer for
  * palette entries and property forms (through {@link NodeRegistry.describe}).
  */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { EngineError } from '../errors';
 import { approvalNode } from './approval';
@@ -12,7 +15,8 @@ import { delayNode } from './delay';
 import { createHttpNodeType, type HttpNodeOptions } from './http';
 import { passNode } from './pass';
 import { createScriptNodeType, type ScriptNodeOptions } from './script';
-import type { NodeType, NodeTypeDescription } from './types';
+import { defaultThreadPool, type ThreadPool } from './thread-pool';
+import type { NodeType, NodeTypeDescription, ThreadedNodeType } from './types';
 
 /**
  * A registered node type, whatever its config type.
@@ -39,29 +43,42 @@ export interface NodeCatalogEntry {
 /** The lookup the DSL validator takes: `undefined` means an unknown type. */
 export type NodeCatalog = (type: string) => NodeCatalogEntry | undefined;
 
+/** Options of {@link NodeRegistry}. */
+export interface NodeRegistryOptions {
+  /** The pool {@link ThreadedNodeType}s run in. Default: the process's shared pool. */
+  pool?: ThreadPool;
+}
+
 /**
  * A set of node types by name.
  *
- * Registration checks the shape (name, schema, `execute`) and refuses duplicates, so a plug-in
- * cannot silently replace a built-in.
+ * Registration checks the shape (name, schema, `execute` or `thread`) and refuses duplicates, so
+ * a plug-in cannot silently replace a built-in.
  */
 export class NodeRegistry {
   readonly #types = new Map<string, AnyNodeType>();
   readonly #descriptions = new Map<string, NodeTypeDescription>();
+  readonly #pool: ThreadPool | undefined;
 
   /** A registry holding `types` (registered in order, with the same checks as `register`). */
-  constructor(types: Iterable<AnyNodeType> = []) {
+  constructor(types: Iterable<AnyNodeType | ThreadedNodeType<unknown>> = [], options: NodeRegistryOptions = {}) {
+    this.#pool = options.pool;
     for (const type of types) this.register(type);
   }
 
   /**
    * Adds a node type. Returns the registry, for chaining.
    *
+   * A {@link ThreadedNodeType} (`thread` in place of `execute`) gets an `execute` that sends each
+   * attempt to the registry's thread pool, failing with HANDLER_ERROR when its thread dies.
+   *
    * @throws EngineError INVALID_INPUT (non-retryable) naming the type when its name does not match
-   * {@link NODE_TYPE_NAME_PATTERN}, it is already registered, or it lacks a zod `configSchema`,
-   * an `execute` function or a title.
+   * {@link NODE_TYPE_NAME_PATTERN}, it is already registered, it lacks a zod `configSchema`, a
+   * title, or an `execute` function (or, for a threaded type, has both `thread` and `execute`, or
+   * a `thread.module` that is not a `file:` URL or absolute path of an existing file).
    */
-  register<Config>(type: NodeType<Config>): this {
+  register<Config>(given: NodeType<Config> | ThreadedNodeType<Config>): this {
+    const type = given as NodeType<Config>;
     const name: unknown = (type as { type?: unknown } | null)?.type;
     const invalid = (why: string): EngineError =>
       new EngineError('INVALID_INPUT', `node type ${JSON.stringify(name)}: ${why}`, {
@@ -73,7 +90,17 @@ export class NodeRegistry {
     }
     if (this.#types.has(name)) throw invalid('is already registered');
     if (!(type.configSchema instanceof z.ZodType)) throw invalid('configSchema must be a zod schema');
-    if (typeof type.execute !== 'function') throw invalid('execute must be a function');
+    let registered = type as AnyNodeType;
+    if (type.thread !== undefined) {
+      if (type.execute !== undefined) throw invalid('give either execute or thread, not both');
+      const module = threadModuleHref(type.thread.module, invalid);
+      const what = `node type "${name}"`;
+      registered = {
+        ...(type as AnyNodeType),
+        thread: { module },
+        execute: (ctx) => (this.#pool ?? defaultThreadPool()).run(module, ctx, { code: 'HANDLER_ERROR', what }),
+      };
+    } else if (typeof type.execute !== 'function') throw invalid('execute must be a function (or give thread.module)');
     if (type.compensate !== undefined && typeof type.compensate !== 'function') {
       throw invalid('compensate must be a function when given');
     }
@@ -81,7 +108,7 @@ export class NodeRegistry {
     if (type.validateConfig !== undefined && typeof type.validateConfig !== 'function') {
       throw invalid('validateConfig must be a function when given');
     }
-    this.#types.set(name, type as AnyNodeType);
+    this.#types.set(name, registered);
     return this;
   }
 
@@ -148,6 +175,28 @@ export class NodeRegistry {
   }
 }
 
+/**
+ * A threaded type's module as a `file:` URL string.
+ *
+ * @throws what `invalid` builds, when `module` is neither a `file:` URL nor an absolute path, or
+ * names no file.
+ */
+function threadModuleHref(module: unknown, invalid: (why: string) => EngineError): string {
+  let href: string;
+  if (module instanceof URL) href = module.href;
+  else if (typeof module === 'string' && module.startsWith('file:')) href = module;
+  else if (typeof module === 'string' && path.isAbsolute(module)) href = pathToFileURL(module).href;
+  else throw invalid('thread.module must be a file: URL or an absolute path of an ES module');
+  let file: string;
+  try {
+    file = fileURLToPath(href);
+  } catch {
+    throw invalid(`thread.module ${JSON.stringify(href)} is not a file: URL`);
+  }
+  if (!fs.existsSync(file)) throw invalid(`thread.module ${JSON.stringify(file)}: no such file`);
+  return href;
+}
+
 /** Options of {@link createDefaultRegistry}. */
 export interface DefaultRegistryOptions {
   /** Options of the built-in `script` type. */
@@ -155,7 +204,12 @@ export interface DefaultRegistryOptions {
   /** Options of the built-in `http` type. */
   http?: HttpNodeOptions;
   /** Custom types registered after the built-ins (same checks as `register`). */
-  types?: Iterable<AnyNodeType>;
+  types?: Iterable<AnyNodeType | ThreadedNodeType<unknown>>;
+  /**
+   * The thread pool of `script` and of threaded custom types. Default: the process's shared pool,
+   * sized to the machine.
+   */
+  pool?: ThreadPool;
 }
 
 /**
@@ -165,13 +219,17 @@ export interface DefaultRegistryOptions {
  * @throws EngineError INVALID_INPUT when a custom type is invalid or reuses a built-in name.
  */
 export function createDefaultRegistry(options: DefaultRegistryOptions = {}): NodeRegistry {
-  const registry = new NodeRegistry([
-    passNode,
-    createScriptNodeType(options.script),
-    createHttpNodeType(options.http),
-    delayNode,
-    approvalNode,
-  ]);
+  const pool = options.pool;
+  const registry = new NodeRegistry(
+    [
+      passNode,
+      createScriptNodeType(pool === undefined ? options.script : { pool, ...options.script }),
+      createHttpNodeType(options.http),
+      delayNode,
+      approvalNode,
+    ],
+    pool === undefined ? {} : { pool },
+  );
   for (const type of options.types ?? []) registry.register(type);
   return registry;
 }

@@ -100,11 +100,46 @@ export interface NodeType<Config = Record<string, unknown>> {
    * only: the renderer's catalog is built from JSON Schemas and has no hook.
    */
   validateConfig?(config: Config): string[];
+  /**
+   * Set on a type registered as {@link ThreadedNodeType}: where its `execute` runs (the registry
+   * built `execute` to send each attempt there). Informative; do not set it on a type that has
+   * its own `execute`.
+   */
+  thread?: NodeThread;
   /** Runs one attempt. Throw to fail it (an EngineError with `retryable: false` skips retries). */
   execute(ctx: NodeContext<Config>): Promise<NodeResult>;
   /** Undoes a completed run during compensation. Its result is recorded in history. */
   compensate?(ctx: NodeContext<Config>): Promise<unknown>;
 }
+
+/**
+ * Where a CPU-bound type's `execute` runs: a module loaded by the engine's thread pool (see
+ * `thread-pool.ts`), so a long computation never holds the engine's loop, its API or its event
+ * stream.
+ *
+ * The module is an ES module (`file:` URL, as a string or URL, or an absolute path) that exports
+ * `execute(ctx)` with the {@link NodeType.execute} signature; a function cannot cross threads,
+ * hence a module. Each pool thread imports it once. Inside the thread its `ctx` is a copy
+ * (structured clone) of the attempt's: `config`, `input`, `variables`, `steps` and the ids as the
+ * engine's thread has them; `log` forwards to the engine; `now()` is the engine's clock as read
+ * when the attempt was sent; `signal` never aborts there, because an abort (the node's
+ * `timeoutMs`, a cancel, a lost lease) terminates the thread instead, and a fresh one takes its
+ * place. What it returns or throws must be cloneable; an {@link EngineError}-shaped throw keeps
+ * its code and `retryable`. A thread that dies or runs out of heap fails the attempt with
+ * HANDLER_ERROR.
+ */
+export interface NodeThread {
+  module: string | URL;
+}
+
+/**
+ * A node type whose `execute` runs in the thread pool: `thread` in place of `execute`.
+ * `compensate`, when given, runs on the engine's thread as for any type.
+ */
+export type ThreadedNodeType<Config = Record<string, unknown>> = Omit<NodeType<Config>, 'execute' | 'thread'> & {
+  thread: NodeThread;
+  execute?: never;
+};
 
 /** A node type as the designer sees it (palette + property forms). */
 export interface NodeTypeDescription {

@@ -59,8 +59,8 @@ function bareImports(file: string): string[] {
 }
 
 describe('electron-builder package (stand-in Electron, no rebuild)', () => {
-  it('holds the main process, the engine worker, the CommonJS preload and the renderer', () => {
-    for (const f of ['/package.json', '/dist-electron/main.js', '/dist-electron/engine-worker.js', '/dist-electron/preload.cjs', '/dist/renderer/index.html']) {
+  it('holds the main process, the engine worker, its pool threads\' modules, the CommonJS preload and the renderer', () => {
+    for (const f of ['/package.json', '/dist-electron/main.js', '/dist-electron/engine-worker.js', '/dist-electron/thread-main.js', '/dist-electron/script-sandbox.js', '/dist-electron/preload.cjs', '/dist/renderer/index.html']) {
       expect(files, f).toContain(f);
     }
     expect(files.some((f) => /^\/dist\/renderer\/assets\/index-.*\.js$/.test(f))).toBe(true);
@@ -84,9 +84,9 @@ describe('electron-builder package (stand-in Electron, no rebuild)', () => {
   });
 
   it('holds every package the main process and the engine worker import', () => {
-    const bundles = ['main.js', 'engine-worker.js', ...fs.readdirSync(path.join(root, 'dist-electron/chunks')).filter((f) => f.endsWith('.js')).map((f) => `chunks/${f}`)];
+    const bundles = ['main.js', 'engine-worker.js', 'thread-main.js', 'script-sandbox.js', ...fs.readdirSync(path.join(root, 'dist-electron/chunks')).filter((f) => f.endsWith('.js')).map((f) => `chunks/${f}`)];
     const needed = [...new Set(bundles.flatMap((b) => bareImports(path.join(root, 'dist-electron', b))))];
-    expect(needed).toEqual(expect.arrayContaining(['better-sqlite3', 'zod']));
+    expect(needed).toEqual(expect.arrayContaining(['better-sqlite3', 'zod', 'quickjs-emscripten']));
     for (const pkg of needed) expect(files, pkg).toContain(`/node_modules/${pkg}/package.json`);
   });
 
@@ -98,12 +98,24 @@ describe('electron-builder package (stand-in Electron, no rebuild)', () => {
 });
 
 describe('the built engine worker', () => {
-  it('runs in a plain Node worker thread: opens a database and answers the contract', async () => {
+  it('runs in a plain Node worker thread: opens a database, answers the contract, and runs a script in its bundled pool thread', async () => {
     const t = tempDir('runnel-bundle-');
     const host = await EngineHost.start({ dbPath: path.join(t.dir, 'runnel.db'), workerUrl: new URL('dist-electron/engine-worker.js', `file://${root}/`) });
     try {
       await expect(host.invoke('workflow:list', undefined)).resolves.toEqual({ ok: true, value: [] });
       await expect(host.invoke('node:types', undefined)).resolves.toMatchObject({ ok: true, value: expect.arrayContaining([expect.objectContaining({ type: 'pass' })]) });
+      // the pool thread starts from dist-electron/thread-main.js (no tsx in the package) and
+      // loads dist-electron/script-sandbox.js
+      const definition = { name: 'bundled-script', nodes: [{ id: 's', type: 'script', config: { code: 'return input.a + 1' }, output: 'b' }], edges: [] };
+      await expect(host.invoke('workflow:save', { definition })).resolves.toMatchObject({ ok: true });
+      const started = (await host.invoke('instance:start', { workflow: 'bundled-script', variables: { a: 41 } })) as { ok: true; value: { id: number } };
+      let instance: { status: string; variables: Record<string, unknown> } | undefined;
+      for (let i = 0; i < 200 && instance?.status !== 'COMPLETED'; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        const got = (await host.invoke('instance:get', { id: started.value.id })) as { ok: true; value: typeof instance };
+        instance = got.value;
+      }
+      expect(instance).toMatchObject({ status: 'COMPLETED', variables: { a: 41, b: 42 } });
     } finally {
       await host.close();
       t.cleanup();

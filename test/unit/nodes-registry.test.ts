@@ -2,7 +2,9 @@ import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { EngineError } from '../../engine/errors';
 import { NodeRegistry, createDefaultRegistry } from '../../engine/nodes/registry';
-import type { NodeType } from '../../engine/nodes/types';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { NodeType, ThreadedNodeType } from '../../engine/nodes/types';
 import { validateWorkflow } from '../../engine/dsl/validate';
 
 const BUILT_INS = ['pass', 'script', 'http', 'delay', 'approval'];
@@ -58,7 +60,7 @@ describe('node registry', () => {
     });
     expect(byType.script).toMatchObject({
       required: ['code'],
-      properties: { timeLimitMs: { default: 1000, maximum: 10_000 } },
+      properties: { timeLimitMs: { default: 1000, maximum: 86_400_000 } },
     });
     expect(byType.delay).toMatchObject({ properties: { durationMs: { type: 'integer' } } });
     expect(byType.approval).toMatchObject({ properties: { prompt: { type: 'string' } } });
@@ -168,5 +170,30 @@ describe('node registry', () => {
     });
     const [description] = registry.describe();
     expect(description?.configJsonSchema).toMatchObject({ type: 'object', properties: { when: {}, n: {} } });
+  });
+
+  it('a threaded type (thread.module instead of execute) gets an execute that runs it in the pool; bad modules are refused', () => {
+    const file = fileURLToPath(new URL('../helpers/thread-node.ts', import.meta.url));
+    const { execute: _execute, compensate: _compensate, ...base } = greet;
+    const threaded: ThreadedNodeType<{ name: string; loud: boolean }> = { ...base, type: 'acme.cpu', thread: { module: file } };
+    // given an absolute path: registered, with an execute built and the module as a file: URL
+    const registry = new NodeRegistry().register(threaded);
+    const type = registry.get('acme.cpu');
+    expect(typeof type?.execute).toBe('function');
+    expect(type?.thread).toEqual({ module: new URL(`file://${file}`).href });
+    expect(registry.describe()[0]).toMatchObject({ type: 'acme.cpu', hasCompensate: false });
+    // a URL object and a file: URL string are accepted too
+    expect(new NodeRegistry().register({ ...threaded, thread: { module: new URL(`file://${file}`) } }).has('acme.cpu')).toBe(true);
+    // refused, naming the type: both execute and thread, a relative path, no such file, not file:
+    const both = { ...threaded, execute: greet.execute } as unknown as NodeType;
+    expect(thrown(() => new NodeRegistry().register(both)).message).toBe('node type "acme.cpu": give either execute or thread, not both');
+    const relative = { ...threaded, thread: { module: path.relative(process.cwd(), file) } };
+    expect(thrown(() => new NodeRegistry().register(relative)).message).toBe(
+      'node type "acme.cpu": thread.module must be a file: URL or an absolute path of an ES module',
+    );
+    const missing = { ...threaded, thread: { module: path.join(path.dirname(file), 'no-such-module.ts') } };
+    expect(thrown(() => new NodeRegistry().register(missing)).message).toMatch(/^node type "acme.cpu": thread.module ".*no-such-module.ts": no such file$/);
+    const http = { ...threaded, thread: { module: 'https://example.com/x.js' } };
+    expect(thrown(() => new NodeRegistry().register(http)).code).toBe('INVALID_INPUT');
   });
 });
