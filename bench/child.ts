@@ -13,6 +13,7 @@ import {
   startBatch,
 } from './engine-run';
 import { sampleResources } from './stats';
+import { countStatements, resetStatementCounts, statementCounts } from './statements';
 import { FANOUT, LINEAR, LINEAR4, LINEAR4_ECHO, RETRY } from './workflows';
 
 /** An open loop whose last arrival committed this long after it was due did not keep up, ms. */
@@ -69,6 +70,8 @@ export type Task =
       walAutocheckpoint?: number;
     }
   | { kind: 'engine-prepare'; file: string; workflow: keyof typeof WORKFLOWS; n: number }
+  /** SQL statements per transition (bench/statements.ts) while `n` instances of `workflow` drain (NORMAL; not timed). */
+  | { kind: 'engine-statements'; file: string; workflow: keyof typeof WORKFLOWS; n: number }
   /** The Designer in Chromium opening a 500-node workflow `opens` times (bench/designer.ts). */
   | { kind: 'designer-open'; opens: number };
 
@@ -162,6 +165,17 @@ export async function runTask(task: Task): Promise<unknown> {
       engine.db.checkpoint('TRUNCATE');
       await engine.close();
       return { instances: task.n };
+    }
+    case 'engine-statements': {
+      countStatements();
+      const engine = openEngine(task.file, 'NORMAL');
+      // A first drain compiles and caches what a steady state has ready; the second is counted.
+      await engineThroughput(engine, 'NORMAL', WORKFLOWS[task.workflow], Math.ceil(task.n / 4));
+      resetStatementCounts();
+      const r = await engineThroughput(engine, 'NORMAL', WORKFLOWS[task.workflow], task.n);
+      const c = statementCounts();
+      await engine.close();
+      return { workflow: task.workflow, transitions: r.transitions, perTransition: (c.reads + c.writes) / r.transitions, readsPerTransition: c.reads / r.transitions, writesPerTransition: c.writes / r.transitions, top: c.top };
     }
     case 'designer-open': {
       // Imported here: vite, Playwright and React Flow's build stay out of every other child's RSS.

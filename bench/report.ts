@@ -19,6 +19,8 @@ export interface Report {
   rawFootprint: RawFootprint;
   /** Engine closed loop by `${sync}-${workflow}`. */
   engine: Record<string, EngineThroughput>;
+  /** SQL statements per transition by workflow (counted in a run of its own); absent in older results. */
+  statements?: StatementsRun[];
   engineFootprint: EngineFootprint;
   /** The same with bare `pass` nodes, which store their input (the variables) as their result. */
   engineFootprintEcho: EngineFootprint;
@@ -54,6 +56,16 @@ export interface Report {
   designer?: DesignerOpen;
   multi: { workers: number; transitionsPerSec: number; service: LatencySummary; lockWait: LatencySummary }[];
   targets?: Target[];
+}
+
+/** What bench/child.ts `engine-statements` counted for one workflow. */
+export interface StatementsRun {
+  workflow: string;
+  transitions: number;
+  perTransition: number;
+  readsPerTransition: number;
+  writesPerTransition: number;
+  top: { sql: string; calls: number }[];
 }
 
 /** One target of issue 6 with its verdict. */
@@ -127,6 +139,14 @@ export function evaluate(r: Report): { sections: [string, Row[]][]; targets: Tar
       }
       tpRows.push(row);
     }
+  }
+  for (const st of r.statements ?? []) {
+    const name = st.workflow === 'linear' ? '3-node linear' : st.workflow === 'fanout' ? 'fan-out 10 + join' : 'fails twice, then passes';
+    tpRows.push({
+      what: `SQL statements per transition, ${name}`,
+      value: `${st.perTransition.toFixed(2)} (${st.writesPerTransition.toFixed(2)} writes, ${st.readsPerTransition.toFixed(2)} reads)`,
+      ratio: `${x(st.perTransition / 3)} raw's 3`,
+    });
   }
   sections.push([
     `2. Engine throughput${(r.config.repeats ?? 1) > 1 ? ` (best of ${r.config.repeats} runs, as the raw rows)` : ''}`,

@@ -17,7 +17,7 @@ import type { DesignerOpen } from './designer';
 import type { EngineFootprint, EngineOpenLoop, EngineThroughput } from './engine-run';
 import type { RawFootprint, RawOpenLoop, RawThroughput, Sync } from './raw';
 import { Latency, nowMs, removeDb, sleep, type LatencySummary } from './stats';
-import { formatReport, type Report } from './report';
+import { formatReport, type Report, type StatementsRun } from './report';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const RESULTS = path.join(ROOT, 'bench', 'results');
@@ -336,6 +336,14 @@ async function main(): Promise<void> {
       );
     }
   }
+  // SQL statements per transition (counted, not timed: the counting wraps every statement).
+  const statements = (await task<StatementsRun[]>(
+    {
+      kind: 'batch',
+      tasks: workflows.map((wf) => ({ kind: 'engine-statements', file: dbFile(`engine-statements-${wf}`), workflow: wf, n: Math.min(CONFIG[wf], 1000) })),
+    },
+    'SQL statements per transition: linear, fan-out and retry, counted',
+  )) as StatementsRun[];
   const rawFootprint = await task<RawFootprint>(
     { kind: 'raw-footprint', file: dbFile('raw-footprint'), sync: 'FULL', n: CONFIG.footprint },
     `raw footprint: ${CONFIG.footprint} × 4 steps`,
@@ -483,6 +491,7 @@ async function main(): Promise<void> {
     raw,
     rawFootprint,
     engine,
+    statements,
     engineFootprint,
     engineFootprintEcho,
     rawScale,

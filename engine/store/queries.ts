@@ -200,6 +200,8 @@ export interface InstanceQueries {
   insert(p: { workflowId: number; status: 'PENDING' | 'RUNNING'; variablesJson: string; now: number; deadlineAt: number | null; businessKey: string | null }): number;
   get(id: number): InstanceRow | undefined;
   head(id: number): InstanceHead | undefined;
+  /** The status and the variables only (what a step started at once runs with). */
+  variables(id: number): { status: InstanceStatus; variables: Record<string, unknown> } | undefined;
   /** Status (and the first start time), version + 1. */
   touch(p: { id: number; status: InstanceStatus; now: number }): void;
   /** Replaces the variables (the start variables are kept apart from then on). */

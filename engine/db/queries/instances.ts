@@ -40,7 +40,7 @@ export function createInstanceQueries(db: Database.Database): InstanceQueries {
        FROM instance WHERE id = ?`,
   );
   const head = db.prepare<[number], InstanceHead>(`SELECT id, status, deadline_at AS deadlineAt FROM instance WHERE id = ?`);
-  const variables = db.prepare<[number], { v: string }>(`SELECT variables_json AS v FROM instance WHERE id = ?`);
+  const variables = db.prepare<[number], { v: string; status: InstanceStatus }>(`SELECT status, variables_json AS v FROM instance WHERE id = ?`);
   const touch = db.prepare<[string, number, number, number]>(
     `UPDATE instance SET status = ?, started_at = coalesce(started_at, ?), updated_at = ?, version = version + 1 WHERE id = ?`,
   );
@@ -91,6 +91,10 @@ export function createInstanceQueries(db: Database.Database): InstanceQueries {
       };
     },
     head: (id) => head.get(id),
+    variables: (id) => {
+      const r = variables.get(id);
+      return r === undefined ? undefined : { status: r.status, variables: JSON.parse(r.v) as Record<string, unknown> };
+    },
     touch: ({ id, status, now }) => void touch.run(status, now, now, id),
     setVariables: ({ id, variables: vars, now }) => void setVariables.run(JSON.stringify(vars), now, id),
     mergeVariables: ({ id, patch, now }) => {

@@ -200,7 +200,7 @@ export function takeDispatched(tx: Tx, d: Dispatch): ClaimedStep[] {
   const { q, now } = tx;
   const out: ClaimedStep[] = [];
   for (const e of d.claims) {
-    const inst = q.instances.get(e.instanceId);
+    const inst = q.instances.variables(e.instanceId);
     if (!inst || startsNothing(inst.status)) {
       q.schedule.delete(e.scheduleId);
       q.nodes.unstart({ instanceId: e.instanceId, nodeId: e.nodeId });
