@@ -118,11 +118,23 @@ function compile(src: string, timeoutMs: number): Compiled {
   return compiled;
 }
 
-/** JSONata throws plain objects `{ code, message, position, token }`, not Errors. */
+/**
+ * JSONata throws plain objects `{ code, message, position, token }`, not Errors. An error inside
+ * `$eval`'d code (D3120 parse, D3121 evaluation) carries the inner one as `error`, whose message
+ * is given as is (jsonata's own message quotes it as JSON).
+ */
 function describeJsonataError(err: unknown): { message: string; position?: number; code?: string } {
   if (typeof err === 'object' && err !== null) {
-    const e = err as { message?: unknown; position?: unknown; code?: unknown };
-    const message = typeof e.message === 'string' && e.message !== '' ? e.message : String(err);
+    const e = err as { message?: unknown; position?: unknown; code?: unknown; error?: unknown };
+    const inner = (e.code === 'D3120' || e.code === 'D3121') && typeof e.error === 'object' && e.error !== null
+      ? (e.error as { message?: unknown }).message
+      : undefined;
+    const message =
+      typeof inner === 'string' && inner !== ''
+        ? `in $eval: ${inner}`
+        : typeof e.message === 'string' && e.message !== ''
+          ? e.message
+          : String(err);
     const out: { message: string; position?: number; code?: string } = { message };
     if (typeof e.position === 'number') out.position = e.position;
     if (typeof e.code === 'string') out.code = e.code;
