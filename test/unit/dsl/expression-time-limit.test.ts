@@ -1,0 +1,71 @@
+/**
+ * The expression time limit bounds an evaluation's AST steps, and a long evaluation no longer
+ * holds the thread for all of it: jsonata awaits only microtasks, so before, a 1 s `$reduce` kept
+ * timers, I/O and HTTP requests waiting the whole second.
+ */
+import { describe, expect, it } from 'vitest';
+import { EngineError } from '../../../engine/errors';
+import { evaluateExpression } from '../../../engine/dsl/expressions';
+
+/**
+ * Runs `work` while a 5 ms timer ticks; returns its outcome and the longest time the timer waited
+ * for the thread (the gap between two ticks, or between the last tick and the end).
+ */
+async function longestStall<T>(work: () => Promise<T>): Promise<{ outcome: T | EngineError; stallMs: number; ms: number }> {
+  let last = performance.now();
+  let stallMs = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    stallMs = Math.max(stallMs, now - last);
+    last = now;
+  }, 5);
+  const t0 = performance.now();
+  let outcome: T | EngineError;
+  try {
+    outcome = await work();
+  } catch (err) {
+    if (!(err instanceof EngineError)) throw err;
+    outcome = err;
+  } finally {
+    clearInterval(timer);
+  }
+  const end = performance.now();
+  return { outcome, stallMs: Math.max(stallMs, end - last), ms: end - t0 };
+}
+
+const SUM = '$reduce([1..300000], function($a, $b) { $a + $b })';
+
+describe('a long evaluation lets the thread breathe', () => {
+  it('a $reduce over 300 000 items gives its value and never stalls timers for 100 ms', async () => {
+    const r = await longestStall(() => evaluateExpression(SUM, { variables: {} }, { timeoutMs: 30_000 }));
+    expect(r.outcome).toBe(45_000_150_000);
+    expect(r.ms).toBeGreaterThan(100); // long enough that a stall would show
+    expect(r.stallMs).toBeLessThan(100);
+  });
+
+  it('two at once: both finish, neither stalls the thread', async () => {
+    const r = await longestStall(() =>
+      Promise.all([SUM, SUM].map((src) => evaluateExpression(src, { variables: {} }, { timeoutMs: 30_000 }))),
+    );
+    expect(r.outcome).toEqual([45_000_150_000, 45_000_150_000]);
+    expect(r.stallMs).toBeLessThan(100);
+  });
+
+  it('the time limit still stops it, as EXPRESSION_ERROR', async () => {
+    const r = await longestStall(() =>
+      evaluateExpression('$reduce([1..1000000], function($a, $b) { $a + $b })', { variables: {} }, { timeoutMs: 200 }),
+    );
+    expect(r.outcome).toBeInstanceOf(EngineError);
+    const err = r.outcome as EngineError;
+    expect(err.code).toBe('EXPRESSION_ERROR');
+    expect(err.message).toMatch(/Evaluation timeout after 200 milliseconds/u);
+    expect(r.ms).toBeLessThan(1000);
+    expect(r.stallMs).toBeLessThan(100);
+  });
+
+  it('a short expression does not wait for a timer turn', async () => {
+    const t0 = performance.now();
+    for (let i = 0; i < 200; i++) await evaluateExpression('a + 1', { variables: { a: i } });
+    expect(performance.now() - t0).toBeLessThan(200);
+  });
+});
