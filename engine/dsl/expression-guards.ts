@@ -6,10 +6,9 @@
  *   found before evaluation ({@link expressionProblems});
  * - function signatures (`function($a, $b)<s+n?:s>{…}`) are limited, since jsonata checks the
  *   arguments of a call against a backtracking `RegExp` it builds from the signature: `s+s+s+…`
- *   took 2.4 s on a call with 40 arguments;
- * - a long evaluation lets the host's other work (HTTP requests, timers, I/O) run every
- *   {@link EXPRESSION_SLICE_MS} ms. jsonata awaits between its steps, but only on microtasks,
- *   so without this one expression held the thread for its whole time limit.
+ *   took 2.4 s on a call with 40 arguments.
+ *
+ * Time slicing (the host's other work runs between slices) is expression-turns.ts.
  *
  * Pure (no Node), shared with the renderer.
  */
@@ -129,55 +128,14 @@ export function expressionProblems(ast: unknown): ExpressionProblem[] {
 }
 
 /**
- * Longest stretch, in ms, during which evaluations keep the thread before the host's other work
- * runs. A yield costs one macrotask turn (well under 1 ms in Node).
- */
-export const EXPRESSION_SLICE_MS = 10;
-
-let sliceStart = 0;
-let active = 0;
-let pause: Promise<void> | undefined;
-
-const macrotask: (run: () => void) => void = (() => {
-  const immediate = (globalThis as { setImmediate?: (run: () => void) => unknown }).setImmediate;
-  return immediate ? (run) => void immediate(run) : (run) => void setTimeout(run, 0);
-})();
-
-/**
- * Marks the start of one evaluation; call {@link endEvaluation} when it settles. The slice is
- * counted from the moment evaluations began running with none running before.
- */
-export function beginEvaluation(): void {
-  if (active++ === 0) sliceStart = performance.now();
-}
-
-/** Marks the end of one evaluation begun with {@link beginEvaluation}. */
-export function endEvaluation(): void {
-  active = Math.max(0, active - 1);
-}
-
-/**
- * jsonata's `__evaluate_entry` hook, called (and awaited) before each AST step of every
- * evaluation, `$eval`'d code included. Refuses a signature {@link signatureProblem} refuses
- * (`$eval` builds lambdas no static check saw), and once the slice is spent returns one promise,
- * shared by every evaluation under way, that settles on the next macrotask.
+ * Refuses, while evaluating, a lambda whose signature {@link signatureProblem} refuses: `$eval`
+ * builds lambdas that no static check saw. Called from jsonata's `__evaluate_entry` hook.
  *
- * @throws Error with `code: 'RUNNEL_SIGNATURE'` and jsonata's `position`, for a refused signature.
+ * @throws Error with `code: 'RUNNEL_SIGNATURE'` and jsonata's `position`.
  */
-export function onEvaluateEntry(expr: unknown): Promise<void> | undefined {
+export function guardSignature(expr: unknown): void {
   const node = expr as Node;
-  if (node.type === 'lambda' && typeof node.signature?.definition === 'string') {
-    const why = signatureProblem(node.signature.definition);
-    if (why !== undefined) throw Object.assign(new Error(why), { code: 'RUNNEL_SIGNATURE', position: node.position });
-  }
-  if (pause) return pause;
-  if (performance.now() - sliceStart < EXPRESSION_SLICE_MS) return undefined;
-  pause = new Promise((resolve) => {
-    macrotask(() => {
-      pause = undefined;
-      sliceStart = performance.now();
-      resolve();
-    });
-  });
-  return pause;
+  if (node.type !== 'lambda' || typeof node.signature?.definition !== 'string') return;
+  const why = signatureProblem(node.signature.definition);
+  if (why !== undefined) throw Object.assign(new Error(why), { code: 'RUNNEL_SIGNATURE', position: node.position });
 }

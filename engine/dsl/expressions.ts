@@ -10,20 +10,15 @@
  *
  * Regular expressions run on RE2 (regex.ts: linear time, whatever the pattern); a literal RE2
  * cannot run (a backreference, a lookaround) is reported before evaluation, as are function
- * signatures jsonata would check with a backtracking pattern; a long evaluation yields to the
- * host every few ms (expression-guards.ts).
+ * signatures jsonata would check with a backtracking pattern (expression-guards.ts); evaluations
+ * take turns of a few ms, with the host's other work between them (expression-turns.ts).
  *
  * Shared with the renderer: imports nothing from Node.
  */
 import jsonata from 'jsonata';
 import { EngineError } from '../errors';
-import {
-  beginEvaluation,
-  endEvaluation,
-  expressionProblems,
-  onEvaluateEntry,
-  type ExpressionProblem,
-} from './expression-guards';
+import { expressionProblems, guardSignature, type ExpressionProblem } from './expression-guards';
+import { endTurns, turnBeforeStep, TURN_BINDING, type TurnToken } from './expression-turns';
 import { LinearRegExp } from './regex';
 
 /** What an expression can see. */
@@ -71,8 +66,17 @@ type Compiled =
   | { ok: true; expr: jsonata.Expression; unsupported: ExpressionProblem[] }
   | { ok: false; message: string; position?: number };
 
-/** jsonata's hook before each AST step (see {@link onEvaluateEntry}); a symbol, so no expression can name it. */
+/** jsonata's hook before each AST step; a symbol, so no expression can name it. */
 const EVALUATE_ENTRY = Symbol.for('jsonata.__evaluate_entry');
+
+/**
+ * Before every AST step of every evaluation (`$eval`'d code included): refuse a signature no
+ * static check saw, then wait for this evaluation's turn (expression-turns.ts).
+ */
+function beforeStep(expr: unknown, _input: unknown, environment: unknown): Promise<void> | undefined {
+  guardSignature(expr);
+  return turnBeforeStep(environment);
+}
 
 const cache = new Map<string, Compiled>();
 
@@ -81,9 +85,9 @@ const cache = new Map<string, Compiled>();
  *
  * The limits go to jsonata's own guardrails (jsonata 2.2 `timeout`/`stack`/`sequence` options,
  * checked on every AST step), per compiled expression and per evaluation. Regexes go to RE2
- * through jsonata's `RegexEngine` option. The `__evaluate_entry` hook bound with `expr.assign` keeps
- * no per-evaluation state, so it stays correct when one cached expression is evaluated by several
- * instances at once.
+ * through jsonata's `RegexEngine` option. The `__evaluate_entry` hook bound with `expr.assign`
+ * finds each evaluation's own turn token in its bindings, so it stays correct when one cached
+ * expression is evaluated by several instances at once.
  */
 function compile(src: string, timeoutMs: number): Compiled {
   const key = `${timeoutMs}\u0000${src}`;
@@ -104,7 +108,7 @@ function compile(src: string, timeoutMs: number): Compiled {
       RegexEngine: LinearRegExp as unknown as RegExpConstructor,
     });
     // jsonata types `assign` by string name; it binds any key, and looks the hook up by this symbol.
-    expr.assign(EVALUATE_ENTRY as unknown as string, onEvaluateEntry);
+    expr.assign(EVALUATE_ENTRY as unknown as string, beforeStep);
     compiled = { ok: true, expr, unsupported: expressionProblems(expr.ast()) };
   } catch (err) {
     const { message, position } = describeJsonataError(err);
@@ -202,10 +206,10 @@ function parses(src: string): boolean {
  * returned as plain JSON data (JSONata's internal sequences become ordinary arrays) and never
  * aliases the scope's objects.
  *
- * Regexes run on RE2 (linear time). The time limit is checked before every AST step, and the
- * evaluation lets the host's other work run every 10 ms (expression-guards.ts); one built-in call
- * on a large value (`$string`, `$split`, `$pad` with a huge width, a regex over a long string) runs
- * to its end before the next check.
+ * Regexes run on RE2 (linear time). The time limit is checked before every AST step, and
+ * evaluations take turns of at most 10 ms with the host's other work between any two
+ * (expression-turns.ts); one built-in call on a large value (`$string`, `$split`, `$pad` with a
+ * huge width, a regex over a long string) runs to its end before the next check.
  *
  * @throws EngineError `EXPRESSION_ERROR` (not retryable) naming the expression, when it does not
  *   parse, has a regex RE2 cannot run or a refused signature, fails, runs past `timeoutMs`
@@ -234,12 +238,13 @@ export async function evaluateExpression(
     });
   }
   let value: unknown;
-  beginEvaluation();
+  const turn: TurnToken = {};
   try {
     value = await compiled.expr.evaluate(scope.variables, {
       steps: scope.steps ?? {},
       result: scope.result,
       error: scope.error,
+      [TURN_BINDING]: turn,
     });
   } catch (err) {
     const { message, position, code } = describeJsonataError(err);
@@ -248,7 +253,7 @@ export async function evaluateExpression(
       cause: err,
     });
   } finally {
-    endEvaluation();
+    endTurns(turn);
   }
   return toPlain(value, src);
 }
