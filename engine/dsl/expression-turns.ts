@@ -39,6 +39,12 @@ let turnStart = 0;
 let dispatchPending = false;
 const queue: Waiting[] = [];
 const tokens = new WeakMap<object, TurnToken | undefined>();
+/**
+ * Evaluations that have settled. jsonata evaluates constructor items with `Promise.all`, which
+ * settles on the first error while the other items go on: such a stray step must not take a
+ * turn again (it would hold it for good once it stopped), so it is stopped instead.
+ */
+const ended = new WeakSet<TurnToken>();
 
 const macrotask: (run: () => void) => void = (() => {
   const immediate = (globalThis as { setImmediate?: (run: () => void) => unknown }).setImmediate;
@@ -68,8 +74,14 @@ function wait(token: TurnToken): Promise<void> {
 /**
  * Before one AST step of the evaluation `token`: `undefined` to go on now, or a promise that
  * settles when this evaluation's next turn starts.
+ *
+ * @throws Error with `code: 'RUNNEL_EVALUATION_ENDED'` for a step of an evaluation that has
+ *   already settled (its error was reported; this one goes nowhere).
  */
 export function takeTurn(token: TurnToken): Promise<void> | undefined {
+  if (ended.has(token)) {
+    throw Object.assign(new Error('the evaluation has already ended'), { code: 'RUNNEL_EVALUATION_ENDED' });
+  }
   if (holder === token) {
     if (performance.now() - turnStart < EXPRESSION_SLICE_MS) return undefined;
     holder = undefined;
@@ -110,6 +122,7 @@ export function turnBeforeStep(environment: unknown): Promise<void> | undefined 
  * Idempotent.
  */
 export function endTurns(token: TurnToken): void {
+  ended.add(token);
   const i = queue.findIndex((w) => w.token === token);
   if (i >= 0) queue.splice(i, 1);
   if (holder !== token) return;

@@ -88,6 +88,22 @@ describe('a long evaluation lets the thread breathe', () => {
     expect(r.stallMs).toBeLessThan(100);
   });
 
+  it('an evaluation that fails while its other items still run gives up its turn for good', async () => {
+    // jsonata evaluates an object's values side by side: "b" fails at once, "a" is still running.
+    const failing = '{ "a": $reduce([1..100000], function($x, $y) { $x + $y }), "b": $error("boom") }';
+    const err = await evaluateExpression(failing, { variables: {} }, { timeoutMs: 10_000 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect((err as EngineError).message).toMatch(/boom/u);
+    await new Promise((r) => setTimeout(r, 500)); // long enough for a stray "a" to have ended
+    const next = await Promise.race([
+      evaluateExpression('1 + 1', { variables: {} }),
+      new Promise((r) => setTimeout(() => r('still waiting for a turn'), 2000)),
+    ]);
+    expect(next).toBe(2);
+  });
+
   it('a short expression does not wait for a timer turn', async () => {
     const t0 = performance.now();
     for (let i = 0; i < 200; i++) await evaluateExpression('a + 1', { variables: { a: i } });
