@@ -4,7 +4,7 @@
  * an `inputSchema` pattern `^(a|a)*$` and one start blocked it 11 s).
  *
  * A real `runnel serve` child process on a temp file: instances whose `output` and edge `when`
- * run `$match` (100 times each), `$contains`, `$replace` and `$split` with backtracking-prone
+ * run `$match` (40 times each), `$contains`, `$replace` and `$split` with backtracking-prone
  * patterns over a 5 000-character `aaa…!` (a backtracking engine needed 61 s for 30), and a start
  * checked against the hostile pattern, while `/api/health` is asked again and again.
  */
@@ -18,7 +18,7 @@ const root = path.resolve(import.meta.dirname, '../../..');
 
 /** `a` × 4 999 and a `!`: every attempt of the patterns below fails at the very end. */
 const HOSTILE = `${'a'.repeat(4_999)}!`;
-const INSTANCES = 4;
+const INSTANCES = 3;
 
 const workflow = {
   format: 1,
@@ -32,9 +32,9 @@ const workflow = {
     {
       id: 'scan',
       type: 'pass',
-      // 100 rounds of $match, so the evaluation lasts long enough for many health checks.
+      // 40 rounds of $match, so the evaluation lasts a while (and well within its 1 s).
       output:
-        '{ "matches": $count([1..100][$exists($match($$.s, /(a+)+$/))]), "contains": $contains(s, /^(a|a)*$/), ' +
+        '{ "matches": $count([1..40][$exists($match($$.s, /(a+)+$/))]), "contains": $contains(s, /^(a|a)*$/), ' +
         '"replacedLength": $length($replace(s, /(a+)+$/, "x")), "parts": $count($split(s, /(a|a)*b/)) }',
     },
     { id: 'done', type: 'pass', config: { result: { ok: true } } },
@@ -99,16 +99,18 @@ describe('runnel serve with catastrophic regexes', () => {
         async () => {
           const all = await Promise.all(ids.map(async (id) => call<Instance>('instance:get', { id })));
           const values = all.map((r) => (r.ok ? r.value : undefined));
-          return values.every((v) => v?.status === 'COMPLETED') ? (values as Instance[]) : undefined;
+          return values.every((v) => v !== undefined && ['COMPLETED', 'FAILED', 'CANCELLED'].includes(v.status))
+            ? (values as Instance[])
+            : undefined;
         },
         60_000,
-        'every instance COMPLETED',
+        'every instance ended',
       );
 
     expect((await call('workflow:save', { definition: workflow })).ok).toBe(true);
     // One untimed run first: a fresh process compiles the engine's code paths on first use
     // (~30-50 ms in one go, regexes or not), which is not what this test measures.
-    await completed([await start()]);
+    expect((await completed([await start()]))[0]?.status).toBe('COMPLETED');
     await health();
 
     // given: instances whose expressions run the hostile patterns over 5 000 characters
@@ -132,9 +134,10 @@ describe('runnel serve with catastrophic regexes', () => {
     await pinging;
 
     // then: the host answered every health check in time, and the expressions gave RE2's answers
-    expect(latencies.length).toBeGreaterThan(10);
+    expect(latencies.length).toBeGreaterThan(5);
     expect(Math.max(...latencies), `health latencies (ms): ${latencies.map(Math.round).join(' ')}`).toBeLessThan(100);
     for (const instance of done) {
+      expect(instance.status, JSON.stringify(instance)).toBe('COMPLETED');
       expect(instance.variables).toMatchObject({ matches: 0, contains: false, replacedLength: 5_000, parts: 1 });
     }
     expect(refused.ok).toBe(false);
