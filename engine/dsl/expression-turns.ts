@@ -15,12 +15,11 @@
  * Turns are per evaluation, not per step: jsonata evaluates the items of an array or object
  * constructor side by side, and all of one evaluation's pending steps resume together.
  *
- * Pure (no Node: `setImmediate` where the host has it, `setTimeout` elsewhere), shared with the
- * renderer.
+ * Pure (no Node imports: `macrotask` below picks what the host has), shared with the renderer.
  */
 
 /** Longest turn of one evaluation, in ms, before the next one (and the host) gets the thread. */
-export const EXPRESSION_SLICE_MS = 10;
+export const EXPRESSION_SLICE_MS = 5;
 
 /** The name the turn token is bound under: not a JSONata name (it has a space), so no expression can read it. */
 export const TURN_BINDING = ' runnel turn';
@@ -46,9 +45,26 @@ const tokens = new WeakMap<object, TurnToken | undefined>();
  */
 const ended = new WeakSet<TurnToken>();
 
+/**
+ * Runs `run` on a macrotask: `setImmediate` in Node (after pending I/O), a `MessageChannel` in
+ * browsers (where nested `setTimeout(0)` is clamped to 4 ms), `setTimeout` elsewhere.
+ */
 const macrotask: (run: () => void) => void = (() => {
-  const immediate = (globalThis as { setImmediate?: (run: () => void) => unknown }).setImmediate;
-  return immediate ? (run) => void immediate(run) : (run) => void setTimeout(run, 0);
+  // Structural types: the DOM's and Node's declarations of these differ.
+  type Channel = new () => { port1: { onmessage: (() => void) | null }; port2: { postMessage(message: null): void } };
+  const g = globalThis as unknown as { setImmediate?: (run: () => void) => unknown; MessageChannel?: Channel };
+  const immediate = g.setImmediate;
+  if (immediate) return (run) => void immediate(run);
+  if (typeof g.MessageChannel === 'function') {
+    const channel = new g.MessageChannel();
+    const runs: (() => void)[] = [];
+    channel.port1.onmessage = () => runs.shift()?.();
+    return (run) => {
+      runs.push(run);
+      channel.port2.postMessage(null);
+    };
+  }
+  return (run) => void setTimeout(run, 0);
 })();
 
 function scheduleDispatch(): void {

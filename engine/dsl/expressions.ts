@@ -207,7 +207,7 @@ function parses(src: string): boolean {
  * aliases the scope's objects.
  *
  * Regexes run on RE2 (linear time). The time limit is checked before every AST step, and
- * evaluations take turns of at most 10 ms with the host's other work between any two
+ * evaluations take turns of at most 5 ms with the host's other work between any two
  * (expression-turns.ts); one built-in call on a large value (`$string`, `$split`, `$pad` with a
  * huge width, a regex over a long string) runs to its end before the next check.
  *
