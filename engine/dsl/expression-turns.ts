@@ -7,10 +7,12 @@
  * limit), and several at once interleaved step by step, each step possibly a long built-in call
  * (`$match` over 50 000 characters is ~20 ms), so six of them stalled the host ~100 ms.
  *
- * Here evaluations take turns: one runs at a time, for up to {@link EXPRESSION_SLICE_MS} ms, then
- * goes to the back of the queue, and the next turn starts on a macrotask, so the host's other
- * work runs between any two turns. A stall is then at most one slice plus one AST step. Checked
- * from jsonata's `__evaluate_entry` hook, before every step of every evaluation.
+ * Here evaluations take turns: one runs at a time, and the thread runs evaluations for at most
+ * {@link EXPRESSION_SLICE_MS} ms (a slice) before the host's other work gets a macrotask turn.
+ * An evaluation still running when the slice is spent goes to the back of the queue; one that
+ * ends within it hands the rest of the slice to the next at once. A stall is then at most one
+ * slice plus one AST step. Checked from jsonata's `__evaluate_entry` hook, before every step of
+ * every evaluation.
  *
  * Turns are per evaluation, not per step: jsonata evaluates the items of an array or object
  * constructor side by side, and all of one evaluation's pending steps resume together.
@@ -18,14 +20,31 @@
  * Pure (no Node imports: `macrotask` below picks what the host has), shared with the renderer.
  */
 
-/** Longest turn of one evaluation, in ms, before the next one (and the host) gets the thread. */
+/** Longest slice, in ms: how long evaluations keep the thread before the host's other work runs. */
 export const EXPRESSION_SLICE_MS = 5;
 
 /** The name the turn token is bound under: not a JSONata name (it has a space), so no expression can read it. */
 export const TURN_BINDING = ' runnel turn';
 
-/** An evaluation's identity for turn taking: one object per `evaluateExpression` call. */
-export type TurnToken = object;
+/** The clock is read every this many steps (a step is ~1 µs; reading the clock ~70 ns). */
+const CLOCK_EVERY = 8;
+
+/** One evaluation's place in the turn taking: make one per `evaluateExpression` call. */
+export interface TurnToken {
+  /**
+   * Set when the evaluation settled. jsonata evaluates constructor items with `Promise.all`,
+   * which settles on the first error while the other items go on: such a stray step must not
+   * take a turn again (it would hold it for good once it stopped), so it is stopped instead.
+   */
+  ended: boolean;
+  /** Steps taken, for {@link CLOCK_EVERY}. */
+  steps: number;
+}
+
+/** A token for a new evaluation. */
+export function newTurnToken(): TurnToken {
+  return { ended: false, steps: 0 };
+}
 
 interface Waiting {
   token: TurnToken;
@@ -37,13 +56,6 @@ let holder: TurnToken | undefined;
 let turnStart = 0;
 let dispatchPending = false;
 const queue: Waiting[] = [];
-const tokens = new WeakMap<object, TurnToken | undefined>();
-/**
- * Evaluations that have settled. jsonata evaluates constructor items with `Promise.all`, which
- * settles on the first error while the other items go on: such a stray step must not take a
- * turn again (it would hold it for good once it stopped), so it is stopped instead.
- */
-const ended = new WeakSet<TurnToken>();
 
 /**
  * Runs `run` on a macrotask: `setImmediate` in Node (after pending I/O), a `MessageChannel` in
@@ -67,16 +79,26 @@ const macrotask: (run: () => void) => void = (() => {
   return (run) => void setTimeout(run, 0);
 })();
 
+/** Gives the turn to the first waiting evaluation (its steps resume on microtasks). */
+function dispatch(): void {
+  const next = queue.shift();
+  holder = next?.token;
+  for (const resume of next?.resumes ?? []) resume();
+}
+
+/** Starts a new slice on the next macrotask, so the host's other work runs first. */
 function scheduleDispatch(): void {
   if (dispatchPending) return;
   dispatchPending = true;
   macrotask(() => {
     dispatchPending = false;
-    const next = queue.shift();
-    holder = next?.token;
     turnStart = performance.now();
-    for (const resume of next?.resumes ?? []) resume();
+    dispatch();
   });
+}
+
+function sliceSpent(): boolean {
+  return performance.now() - turnStart >= EXPRESSION_SLICE_MS;
 }
 
 function wait(token: TurnToken): Promise<void> {
@@ -95,11 +117,11 @@ function wait(token: TurnToken): Promise<void> {
  *   already settled (its error was reported; this one goes nowhere).
  */
 export function takeTurn(token: TurnToken): Promise<void> | undefined {
-  if (ended.has(token)) {
+  if (token.ended) {
     throw Object.assign(new Error('the evaluation has already ended'), { code: 'RUNNEL_EVALUATION_ENDED' });
   }
   if (holder === token) {
-    if (performance.now() - turnStart < EXPRESSION_SLICE_MS) return undefined;
+    if (++token.steps % CLOCK_EVERY !== 0 || !sliceSpent()) return undefined;
     holder = undefined;
     const next = wait(token);
     scheduleDispatch();
@@ -107,7 +129,8 @@ export function takeTurn(token: TurnToken): Promise<void> | undefined {
   }
   if (holder === undefined && !dispatchPending && queue.length === 0) {
     holder = token;
-    turnStart = performance.now();
+    // A new slice, unless this follows another evaluation within the current one.
+    if (sliceSpent()) turnStart = performance.now();
     return undefined;
   }
   const next = wait(token);
@@ -117,20 +140,13 @@ export function takeTurn(token: TurnToken): Promise<void> | undefined {
 
 /**
  * jsonata's `__evaluate_entry` hook, bound on every compiled expression: finds the evaluation's
- * token (bound as {@link TURN_BINDING}, cached per evaluation frame) and calls {@link takeTurn}.
- * An evaluation without a token (none is made outside `evaluateExpression`) is not held.
+ * token (bound as {@link TURN_BINDING}) and calls {@link takeTurn}. An evaluation without one
+ * (none is made outside `evaluateExpression`) is not held.
  */
 export function turnBeforeStep(environment: unknown): Promise<void> | undefined {
-  const env = environment as { base?: object; lookup?: (name: string) => unknown };
-  const base = env.base;
-  if (base === undefined || typeof env.lookup !== 'function') return undefined;
-  let token = tokens.get(base);
-  if (token === undefined && !tokens.has(base)) {
-    const found = env.lookup(TURN_BINDING);
-    token = typeof found === 'object' && found !== null ? found : undefined;
-    tokens.set(base, token);
-  }
-  return token === undefined ? undefined : takeTurn(token);
+  const env = environment as { lookup?: (name: string) => unknown };
+  const token = typeof env.lookup === 'function' ? (env.lookup(TURN_BINDING) as TurnToken | undefined) : undefined;
+  return typeof token?.ended === 'boolean' ? takeTurn(token) : undefined;
 }
 
 /**
@@ -138,10 +154,13 @@ export function turnBeforeStep(environment: unknown): Promise<void> | undefined 
  * Idempotent.
  */
 export function endTurns(token: TurnToken): void {
-  ended.add(token);
+  token.ended = true;
   const i = queue.findIndex((w) => w.token === token);
   if (i >= 0) queue.splice(i, 1);
   if (holder !== token) return;
   holder = undefined;
-  if (queue.length > 0) scheduleDispatch();
+  if (queue.length === 0 || dispatchPending) return;
+  // Within the slice the next evaluation goes on at once; past it, after the host's work.
+  if (sliceSpent()) scheduleDispatch();
+  else dispatch();
 }

@@ -18,7 +18,7 @@
 import jsonata from 'jsonata';
 import { EngineError } from '../errors';
 import { expressionProblems, guardSignature, type ExpressionProblem } from './expression-guards';
-import { endTurns, turnBeforeStep, TURN_BINDING, type TurnToken } from './expression-turns';
+import { endTurns, newTurnToken, turnBeforeStep, TURN_BINDING } from './expression-turns';
 import { LinearRegExp } from './regex';
 
 /** What an expression can see. */
@@ -238,7 +238,7 @@ export async function evaluateExpression(
     });
   }
   let value: unknown;
-  const turn: TurnToken = {};
+  const turn = newTurnToken();
   try {
     value = await compiled.expr.evaluate(scope.variables, {
       steps: scope.steps ?? {},
