@@ -191,6 +191,12 @@ export class LinearRegExp {
       this.lastIndex = 0;
       return null;
     }
+    // RE2's DFA answers "any match at all?" several times faster than a search for the match's
+    // bounds and groups: the common miss (`$contains` false, `$match` none) costs only that.
+    if (from === 0 && !this.re.test(input)) {
+      if (this.global) this.lastIndex = 0;
+      return null;
+    }
     if (this.last?.input !== input) this.last = { input, matcher: this.re.matcher(input) };
     const m = this.last.matcher;
     if (!m.find(from)) {
