@@ -8,10 +8,18 @@
  * properties only (so `constructor` and `__proto__` are invisible), and no host function is ever
  * registered, so expressions cannot reach `process`, `require`, files or the network.
  *
+ * Regular expressions run on RE2 (regex.ts: linear time, whatever the pattern); a literal RE2
+ * cannot run (a backreference, a lookaround) is reported before evaluation, as are function
+ * signatures jsonata would check with a backtracking pattern (expression-guards.ts); evaluations
+ * take turns of a few ms, with the host's other work between them (expression-turns.ts).
+ *
  * Shared with the renderer: imports nothing from Node.
  */
 import jsonata from 'jsonata';
 import { EngineError } from '../errors';
+import { expressionProblems, guardSignature, type ExpressionProblem } from './expression-guards';
+import { endTurns, newTurnToken, turnBeforeStep, TURN_BINDING } from './expression-turns';
+import { LinearRegExp } from './regex';
 
 /** What an expression can see. */
 export interface ExpressionScope {
@@ -49,7 +57,26 @@ export const MAX_EXPRESSION_SEQUENCE = 1_000_000;
 /** How many compiled expressions are kept; the oldest is dropped past this. */
 const CACHE_LIMIT = 5000;
 
-type Compiled = { ok: true; expr: jsonata.Expression } | { ok: false; message: string; position?: number };
+/**
+ * A compiled expression: `unsupported` lists its parts that cannot run (regexes RE2 refuses,
+ * signatures jsonata would check by backtracking); it parses all the same, so templates still end
+ * where its syntax says.
+ */
+type Compiled =
+  | { ok: true; expr: jsonata.Expression; unsupported: ExpressionProblem[] }
+  | { ok: false; message: string; position?: number };
+
+/** jsonata's hook before each AST step; a symbol, so no expression can name it. */
+const EVALUATE_ENTRY = Symbol.for('jsonata.__evaluate_entry');
+
+/**
+ * Before every AST step of every evaluation (`$eval`'d code included): refuse a signature no
+ * static check saw, then wait for this evaluation's turn (expression-turns.ts).
+ */
+function beforeStep(expr: unknown, _input: unknown, environment: unknown): Promise<void> | undefined {
+  guardSignature(expr);
+  return turnBeforeStep(environment);
+}
 
 const cache = new Map<string, Compiled>();
 
@@ -57,8 +84,9 @@ const cache = new Map<string, Compiled>();
  * Compiles `src` once per (source, time limit).
  *
  * The limits go to jsonata's own guardrails (jsonata 2.2 `timeout`/`stack`/`sequence` options,
- * checked on every AST step). They are per compiled expression and per evaluation, so unlike the
- * older `__evaluate_entry` hook bound with `expr.assign` they stay correct when one cached
+ * checked on every AST step), per compiled expression and per evaluation. Regexes go to RE2
+ * through jsonata's `RegexEngine` option. The `__evaluate_entry` hook bound with `expr.assign`
+ * finds each evaluation's own turn token in its bindings, so it stays correct when one cached
  * expression is evaluated by several instances at once.
  */
 function compile(src: string, timeoutMs: number): Compiled {
@@ -76,8 +104,12 @@ function compile(src: string, timeoutMs: number): Compiled {
       timeout: timeoutMs,
       stack: MAX_EXPRESSION_DEPTH,
       sequence: MAX_EXPRESSION_SEQUENCE,
+      // jsonata calls `new RegexEngine(literal)`, then `lastIndex` and `exec`: LinearRegExp has them.
+      RegexEngine: LinearRegExp as unknown as RegExpConstructor,
     });
-    compiled = { ok: true, expr };
+    // jsonata types `assign` by string name; it binds any key, and looks the hook up by this symbol.
+    expr.assign(EVALUATE_ENTRY as unknown as string, beforeStep);
+    compiled = { ok: true, expr, unsupported: expressionProblems(expr.ast()) };
   } catch (err) {
     const { message, position } = describeJsonataError(err);
     compiled = position === undefined ? { ok: false, message } : { ok: false, message, position };
@@ -90,11 +122,23 @@ function compile(src: string, timeoutMs: number): Compiled {
   return compiled;
 }
 
-/** JSONata throws plain objects `{ code, message, position, token }`, not Errors. */
+/**
+ * JSONata throws plain objects `{ code, message, position, token }`, not Errors. An error inside
+ * `$eval`'d code (D3120 parse, D3121 evaluation) carries the inner one as `error`, whose message
+ * is given as is (jsonata's own message quotes it as JSON).
+ */
 function describeJsonataError(err: unknown): { message: string; position?: number; code?: string } {
   if (typeof err === 'object' && err !== null) {
-    const e = err as { message?: unknown; position?: unknown; code?: unknown };
-    const message = typeof e.message === 'string' && e.message !== '' ? e.message : String(err);
+    const e = err as { message?: unknown; position?: unknown; code?: unknown; error?: unknown };
+    const inner = (e.code === 'D3120' || e.code === 'D3121') && typeof e.error === 'object' && e.error !== null
+      ? (e.error as { message?: unknown }).message
+      : undefined;
+    const message =
+      typeof inner === 'string' && inner !== ''
+        ? `in $eval: ${inner}`
+        : typeof e.message === 'string' && e.message !== ''
+          ? e.message
+          : String(err);
     const out: { message: string; position?: number; code?: string } = { message };
     if (typeof e.position === 'number') out.position = e.position;
     if (typeof e.code === 'string') out.code = e.code;
@@ -112,20 +156,47 @@ function quote(src: string): string {
   return `\`${oneLine.length > 120 ? `${oneLine.slice(0, 117)}...` : oneLine}\``;
 }
 
+/** The outcome of {@link parseExpression}. */
+export type ParsedExpression =
+  | { ok: true }
+  | {
+      ok: false;
+      /** One line: jsonata's syntax error, or what cannot run and why. */
+      message: string;
+      /** 1-based character offset, when known. */
+      position?: number;
+      /**
+       * Set when the expression parses but has a part that cannot run: a regex literal RE2 does
+       * not support (backreference, lookaround, …) or a refused function signature.
+       */
+      unsupported?: true;
+    };
+
 /**
- * Checks that `src` is a syntactically valid JSONata expression.
+ * Checks that `src` is a valid JSONata expression that can run.
  *
  * Never throws. `position` is the 1-based character offset JSONata reports, when it has one.
- * Compiled expressions are cached (bounded), so validating then evaluating parses once.
+ * An expression whose regex literal RE2 cannot run (e.g. `/(a)\1/`, `/(?=a)/`) or whose function
+ * signature is refused is not ok either, with `unsupported: true` and a message naming the
+ * construct. Compiled expressions are cached (bounded), so validating then evaluating parses once.
  */
-export function parseExpression(
-  src: string,
-): { ok: true } | { ok: false; message: string; position?: number } {
+export function parseExpression(src: string): ParsedExpression {
   const compiled = compile(src, DEFAULT_EXPRESSION_TIMEOUT_MS);
-  if (compiled.ok) return { ok: true };
+  if (compiled.ok) {
+    const first = compiled.unsupported[0];
+    if (first === undefined) return { ok: true };
+    return first.position === undefined
+      ? { ok: false, message: first.message, unsupported: true }
+      : { ok: false, message: first.message, position: first.position, unsupported: true };
+  }
   return compiled.position === undefined
     ? { ok: false, message: compiled.message }
     : { ok: false, message: compiled.message, position: compiled.position };
+}
+
+/** Whether `src` is JSONata syntax (whether or not every part can run). */
+function parses(src: string): boolean {
+  return compile(src, DEFAULT_EXPRESSION_TIMEOUT_MS).ok;
 }
 
 /**
@@ -135,9 +206,14 @@ export function parseExpression(
  * returned as plain JSON data (JSONata's internal sequences become ordinary arrays) and never
  * aliases the scope's objects.
  *
+ * Regexes run on RE2 (linear time). The time limit is checked before every AST step, and
+ * evaluations take turns of at most 5 ms with the host's other work between any two
+ * (expression-turns.ts); one built-in call on a large value (`$string`, `$split`, `$pad` with a
+ * huge width, a regex over a long string) runs to its end before the next check.
+ *
  * @throws EngineError `EXPRESSION_ERROR` (not retryable) naming the expression, when it does not
- *   parse, fails, runs past `timeoutMs` (default 1000 ms), recurses deeper than
- *   {@link MAX_EXPRESSION_DEPTH}, or yields a function.
+ *   parse, has a regex RE2 cannot run or a refused signature, fails, runs past `timeoutMs`
+ *   (default 1000 ms), recurses deeper than {@link MAX_EXPRESSION_DEPTH}, or yields a function.
  */
 export async function evaluateExpression(
   src: string,
@@ -155,12 +231,20 @@ export async function evaluateExpression(
       },
     );
   }
+  const unsupported = compiled.unsupported[0];
+  if (unsupported !== undefined) {
+    throw new EngineError('EXPRESSION_ERROR', `expression ${quote(src)} cannot run: ${unsupported.message}`, {
+      details: { expression: src, position: unsupported.position },
+    });
+  }
   let value: unknown;
+  const turn = newTurnToken();
   try {
     value = await compiled.expr.evaluate(scope.variables, {
       steps: scope.steps ?? {},
       result: scope.result,
       error: scope.error,
+      [TURN_BINDING]: turn,
     });
   } catch (err) {
     const { message, position, code } = describeJsonataError(err);
@@ -168,6 +252,8 @@ export async function evaluateExpression(
       details: { expression: src, position, jsonataCode: code },
       cause: err,
     });
+  } finally {
+    endTurns(turn);
   }
   return toPlain(value, src);
 }
@@ -219,7 +305,7 @@ export function splitTemplate(s: string): TemplatePart[] {
     let close = firstClose;
     // Bounded, so a long string of stray braces cannot cost many parses.
     for (let c = firstClose, tries = 0; c >= 0 && tries < 16; c = s.indexOf('}}', c + 1), tries++) {
-      if (parseExpression(s.slice(open + 2, c)).ok) {
+      if (parses(s.slice(open + 2, c))) {
         close = c;
         break;
       }
@@ -511,7 +597,8 @@ export async function evaluateWhen(
 ): Promise<{ taken: boolean; reason?: string }> {
   const parsed = parseExpression(src);
   if (!parsed.ok) {
-    throw new EngineError('EXPRESSION_ERROR', `when ${quote(src)} does not parse: ${parsed.message}`, {
+    const problem = parsed.unsupported ? 'cannot run' : 'does not parse';
+    throw new EngineError('EXPRESSION_ERROR', `when ${quote(src)} ${problem}: ${parsed.message}`, {
       details: { expression: src, position: parsed.position },
     });
   }

@@ -5,10 +5,16 @@
  * Pure (no Node, no database), so the engine, the CLI (before it opens any file) and the
  * renderer share one answer. Ajv compiles schemas to code with `new Function`: pages under a
  * Content-Security-Policy without 'unsafe-eval' cannot compile, which is why
- * {@link validateWorkflow} compiles only where code generation is allowed.
+ * {@link validateWorkflow} compiles only where code generation is allowed; its patterns are
+ * checked everywhere ({@link schemaPatternProblems}).
+ *
+ * Every `pattern`, `patternProperties` and `propertyNames` pattern runs on RE2 (regex.ts, linear
+ * time): under JavaScript's backtracking engine `^(a|a)*$` and one 29-character value held the
+ * host 11 s (issue 17).
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { EngineError } from '../errors';
+import { ajvLinearRegExp, regexProblem } from './regex';
 import type { Workflow } from './schema';
 
 /** The outcome of compiling an `inputSchema`. */
@@ -22,19 +28,123 @@ let ajv: Ajv | undefined;
  */
 const compiled = new WeakMap<object, CompiledInputSchema>();
 
+/** A schema pattern that cannot run: where it is, as written, and why. */
+export interface SchemaPatternProblem {
+  /** Path inside the schema, e.g. `["properties", "code", "pattern"]`. */
+  path: (string | number)[];
+  /** The pattern as written. */
+  pattern: string;
+  /** Why: not a JavaScript regular expression, or a construct RE2 does not support. */
+  reason: string;
+  /** `syntax`: not a JavaScript regular expression; `unsupported`: one RE2 cannot run. */
+  kind: 'syntax' | 'unsupported';
+}
+
+/** Schema keywords whose value is one subschema. */
+const ONE_SCHEMA = [
+  'additionalItems',
+  'additionalProperties',
+  'contains',
+  'propertyNames',
+  'not',
+  'if',
+  'then',
+  'else',
+  'items',
+  'unevaluatedItems',
+  'unevaluatedProperties',
+] as const;
+/** Schema keywords whose value is an array of subschemas. */
+const SCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf', 'items', 'prefixItems'] as const;
+/** Schema keywords whose value maps names to subschemas. */
+const SCHEMA_MAPS = ['properties', 'patternProperties', 'definitions', '$defs', 'dependencies', 'dependentSchemas'] as const;
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Why `pattern` cannot run as a JSON Schema pattern (ECMA-262 with `u`, run on RE2), or undefined. */
+function patternProblem(pattern: string): Pick<SchemaPatternProblem, 'reason' | 'kind'> | undefined {
+  try {
+    // Construction only, never a match: JSON Schema patterns are JavaScript syntax first.
+    new RegExp(pattern, 'u');
+  } catch (err) {
+    return { kind: 'syntax', reason: `is not a regular expression: ${err instanceof Error ? err.message : String(err)}` };
+  }
+  const reason = regexProblem(pattern, 'u');
+  return reason === undefined ? undefined : { kind: 'unsupported', reason };
+}
+
 /**
- * Compiles an `inputSchema` (JSON Schema draft-07, as Ajv reads it; unknown keywords allowed).
+ * Every `pattern` and `patternProperties` key of a JSON Schema that cannot run: not a JavaScript
+ * regular expression, or one RE2 cannot run (a backreference, a lookaround, a repeat count over
+ * 1000). Walks subschemas only (not `enum`, `const`, `default`, `examples`), without recursion.
+ * Pure, so the renderer checks patterns live although it cannot compile schemas with Ajv.
+ */
+export function schemaPatternProblems(schema: unknown): SchemaPatternProblem[] {
+  const out: SchemaPatternProblem[] = [];
+  const stack: { node: unknown; path: (string | number)[] }[] = [{ node: schema, path: [] }];
+  const seen = new Set<object>();
+  while (stack.length > 0) {
+    const { node, path } = stack.pop() as { node: unknown; path: (string | number)[] };
+    if (!isObject(node) || seen.has(node)) continue;
+    seen.add(node);
+    const pattern = node['pattern'];
+    if (typeof pattern === 'string') {
+      const why = patternProblem(pattern);
+      if (why !== undefined) out.push({ path: [...path, 'pattern'], pattern, ...why });
+    }
+    const patternProperties = node['patternProperties'];
+    if (isObject(patternProperties)) {
+      for (const key of Object.keys(patternProperties)) {
+        const why = patternProblem(key);
+        if (why !== undefined) out.push({ path: [...path, 'patternProperties', key], pattern: key, ...why });
+      }
+    }
+    const children: { node: unknown; path: (string | number)[] }[] = [];
+    for (const key of ONE_SCHEMA) if (isObject(node[key])) children.push({ node: node[key], path: [...path, key] });
+    for (const key of SCHEMA_LISTS) {
+      const list = node[key];
+      if (Array.isArray(list)) list.forEach((item: unknown, i) => children.push({ node: item, path: [...path, key, i] }));
+    }
+    for (const key of SCHEMA_MAPS) {
+      const map = node[key];
+      if (isObject(map)) for (const [name, sub] of Object.entries(map)) children.push({ node: sub, path: [...path, key, name] });
+    }
+    // Pushed in reverse so problems come out in the schema's order.
+    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i] as { node: unknown; path: (string | number)[] });
+  }
+  return out;
+}
+
+/** `inputSchema.properties.code.pattern`: a schema path as messages name it. */
+export function schemaPath(path: readonly (string | number)[]): string {
+  let out = 'inputSchema';
+  for (const key of path) {
+    out += typeof key === 'number' ? `[${key}]` : /^[A-Za-z_$][\w$]*$/u.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
+  }
+  return out;
+}
+
+/**
+ * Compiles an `inputSchema` (JSON Schema draft-07, as Ajv reads it; unknown keywords allowed),
+ * its patterns for RE2.
  *
  * Never throws: a schema Ajv refuses (`{"type":"objekt"}`, a `$ref` that does not resolve, …)
- * gives `{ ok: false, reason }` with Ajv's reason. Cached per schema object.
+ * gives `{ ok: false, reason }` with Ajv's reason; a pattern that cannot run gives one naming it
+ * (`inputSchema.properties.code.pattern "(a)\\1" uses a backreference …`). Cached per schema
+ * object.
  */
 export function compileInputSchema(schema: Record<string, unknown>): CompiledInputSchema {
   const cached = compiled.get(schema);
   if (cached !== undefined) return cached;
-  ajv ??= new Ajv({ allErrors: true, strict: false });
+  ajv ??= new Ajv({ allErrors: true, strict: false, code: { regExp: ajvLinearRegExp } });
   let result: CompiledInputSchema;
+  const bad = schemaPatternProblems(schema)[0];
   try {
-    result = { ok: true, validate: ajv.compile(schema) };
+    result = bad
+      ? { ok: false, reason: `${schemaPath(bad.path)} ${JSON.stringify(bad.pattern)} ${bad.reason}` }
+      : { ok: true, validate: ajv.compile(schema) };
   } catch (err) {
     result = { ok: false, reason: err instanceof Error ? err.message : String(err) };
   } finally {

@@ -10,7 +10,7 @@ import type { z } from 'zod';
 import { EngineError } from '../errors';
 import { findCycles, entryNodes, type GraphSource } from './graph';
 import { isIdentifier, parseExpression, splitTemplate } from './expressions';
-import { compileInputSchema } from './input-schema';
+import { compileInputSchema, schemaPath, schemaPatternProblems } from './input-schema';
 import {
   DEFAULT_RETRY,
   WorkflowSchema,
@@ -52,8 +52,19 @@ export const ProblemCodes = {
   DUPLICATE_EDGE: 'DUPLICATE_EDGE',
   /** An `output` names a variable starting with `$`, like the expression bindings (`$steps`, `$result`). */
   INVALID_OUTPUT: 'INVALID_OUTPUT',
-  /** `inputSchema` is not a JSON Schema for an object, or Ajv cannot compile it (its reason is given). */
+  /**
+   * `inputSchema` is not a JSON Schema for an object, a pattern in it is not a regular expression,
+   * or Ajv cannot compile it (its reason is given).
+   */
   INVALID_INPUT_SCHEMA: 'INVALID_INPUT_SCHEMA',
+  /**
+   * A regular expression RE2 cannot run (a backreference, a lookaround, …): a JSONata regex
+   * literal, or an `inputSchema` `pattern` / `patternProperties` key; or a JSONata function
+   * signature that jsonata would check with a backtracking pattern. The message names the field
+   * and the construct. (A pattern that is not a regular expression at all is
+   * `INVALID_INPUT_SCHEMA`.)
+   */
+  UNSUPPORTED_REGEX: 'UNSUPPORTED_REGEX',
 } as const;
 
 /** One of {@link ProblemCodes}. */
@@ -416,12 +427,12 @@ function isTemplated(value: unknown, templates: boolean): boolean {
   return templates && typeof value === 'string' && splitTemplate(value).some((p) => p.kind === 'expr');
 }
 
-function parseFailure(src: string): string | undefined {
+/** Why an expression cannot be used, or undefined; `unsupported` when it parses but cannot run. */
+function parseFailure(src: string): { text: string; unsupported: boolean } | undefined {
   const parsed = parseExpression(src);
   if (parsed.ok) return undefined;
-  return parsed.position === undefined
-    ? parsed.message
-    : `${parsed.message} (at character ${parsed.position})`;
+  const text = parsed.position === undefined ? parsed.message : `${parsed.message} (at character ${parsed.position})`;
+  return { text, unsupported: parsed.unsupported === true };
 }
 
 /**
@@ -519,9 +530,9 @@ function checkTypeAndConfig(
       const field = showPath([`${prefix}config`, ...path]);
       out.push(
         problem(
-          'EXPRESSION_PARSE',
+          failure.unsupported ? 'UNSUPPORTED_REGEX' : 'EXPRESSION_PARSE',
           subject,
-          `template {{${part.src}}} in ${field} does not parse: ${failure}`,
+          `template {{${part.src}}} in ${field} ${failure.unsupported ? 'cannot run' : 'does not parse'}: ${failure.text}`,
           [...basePath, 'config', ...path],
         ),
       );
@@ -532,8 +543,12 @@ function checkTypeAndConfig(
 function checkExpression(src: unknown, field: string, subject: Subject, path: Path, out: Problem[]): void {
   if (typeof src !== 'string') return;
   const failure = parseFailure(src);
-  if (failure !== undefined)
-    out.push(problem('EXPRESSION_PARSE', subject, `${field} does not parse: ${failure}`, path));
+  if (failure === undefined) return;
+  out.push(
+    failure.unsupported
+      ? problem('UNSUPPORTED_REGEX', subject, `${field} cannot run: ${failure.text}`, path)
+      : problem('EXPRESSION_PARSE', subject, `${field} does not parse: ${failure.text}`, path),
+  );
 }
 
 function checkNodes(
@@ -689,7 +704,7 @@ function checkInputSchema(raw: unknown, compile: boolean, out: Problem[]): void 
         ['inputSchema'],
       ),
     );
-  } else if (compile) {
+  } else if (patternsRun(schema, subject, out) && compile) {
     const compiled = compileInputSchema(schema);
     if (!compiled.ok) {
       out.push(
@@ -699,6 +714,25 @@ function checkInputSchema(raw: unknown, compile: boolean, out: Problem[]): void 
       );
     }
   }
+}
+
+/**
+ * Reports each `inputSchema` pattern that cannot run (checked everywhere, the renderer included);
+ * true when all can. Ajv's compile is skipped otherwise: it would refuse the same pattern again.
+ */
+function patternsRun(schema: Json, subject: Subject, out: Problem[]): boolean {
+  const found = schemaPatternProblems(schema);
+  for (const p of found) {
+    out.push(
+      problem(
+        p.kind === 'syntax' ? 'INVALID_INPUT_SCHEMA' : 'UNSUPPORTED_REGEX',
+        subject,
+        `${schemaPath(p.path)} ${JSON.stringify(p.pattern)} ${p.reason}`,
+        ['inputSchema', ...p.path],
+      ),
+    );
+  }
+  return found.length === 0;
 }
 
 /** Options of {@link validateWorkflow}. */
