@@ -126,6 +126,8 @@ export const ErrorCodes = {
   DATABASE_CORRUPT: 'DATABASE_CORRUPT',
   /** The write lock stayed taken by other processes past the write path's patience. */
   DATABASE_BUSY: 'DATABASE_BUSY',
+  /** The disk is full (or the database reached its size limit): nothing was written; work resumes when space comes back. */
+  DATABASE_FULL: 'DATABASE_FULL',
   /** The file's schema is newer than this build. */
   DATABASE_NEWER: 'DATABASE_NEWER',
   /** The database is open read-only (the file or its directory is not writable) and a change was asked for. */

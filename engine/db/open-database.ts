@@ -12,6 +12,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { EngineError } from '../errors';
 import { migrate, SCHEMA_VERSION } from './migrations/index';
+import { damageFound, databaseError, recordDamage, recoveryAdvice } from './damage';
 
 /** SQLite's `synchronous` levels that Runnel supports. */
 export type SyncMode = 'FULL' | 'NORMAL';
@@ -57,6 +58,14 @@ export interface RunnelDb {
   readonly file: string;
   /** Opened read-only ({@link OpenOptions.readonly}): `write` and `writeSync` throw DATABASE_READONLY. */
   readonly readonly: boolean;
+  /**
+   * The DATABASE_CORRUPT error of the damage found in the file (by a write, a read reported with
+   * {@link markDamaged}, or any process before: see engine/db/damage.ts `recordDamage`), or
+   * undefined: once set, every write throws it without touching the file.
+   */
+  readonly damaged: EngineError | undefined;
+  /** Records damage a read found: from now on nothing is written to the file. */
+  markDamaged(error: EngineError): void;
   /**
    * Runs `fn` in one BEGIN IMMEDIATE transaction (DESIGN.md section 2).
    *
@@ -161,12 +170,21 @@ function describeOpenError(file: string, err: unknown, readonly = false): Engine
       { cause: err, retryable: false },
     );
   }
-  if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') {
-    return new EngineError('DATABASE_CORRUPT', `${file} is not a Runnel database (SQLite says: ${(err as Error).message})`, {
+  if (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT')) {
+    return new EngineError('DATABASE_CORRUPT', `${file} is not a Runnel database, or is damaged (SQLite says: ${(err as Error).message}). If it is one: ${recoveryAdvice(file)}`, {
       cause: err,
       kind: 'user',
       retryable: false,
     });
+  }
+  if (code === 'SQLITE_ERROR' && /already exists|duplicate column|no such (table|column)/.test((err as Error).message)) {
+    // Migrations ran against tables that are not the schema `user_version` says (rolled back by hand?).
+    const version = (err as { userVersion?: number }).userVersion;
+    return new EngineError(
+      'DATABASE_CORRUPT',
+      `${file}: its schema version${version === undefined ? '' : ` (${version})`} does not match its tables (${(err as Error).message}): was PRAGMA user_version changed by hand? Nothing was migrated. To recover: ${recoveryAdvice(file)}`,
+      { cause: err, kind: 'user', retryable: false },
+    );
   }
   if (err instanceof EngineError) return err;
   return new EngineError('INTERNAL', `cannot open ${file}: ${(err as Error).message}`, { cause: err });
@@ -337,6 +355,13 @@ export function openDatabase(file: string, options: OpenOptions = {}): RunnelDb 
     if (readonly) checkReadableSchema(raw, resolved);
     else if (options.migrate !== false) migrate(raw);
   } catch (err) {
+    if (err instanceof Error && (err as { code?: unknown }).code === 'SQLITE_ERROR') {
+      try {
+        (err as { userVersion?: number }).userVersion = raw.pragma('user_version', { simple: true }) as number;
+      } catch {
+        // the version stays unsaid
+      }
+    }
     raw.close();
     throw describeOpenError(resolved, err, readonly);
   }
@@ -354,19 +379,38 @@ export function openDatabase(file: string, options: OpenOptions = {}): RunnelDb 
     }
   };
 
+  let damaged: EngineError | undefined = readonly ? undefined : damageFound(resolved);
+  const markDamaged = (error: EngineError): void => {
+    if (damaged) return;
+    damaged = error;
+    recordDamage(resolved, error);
+  };
+  /** The typed form of a database error (and the file marked damaged when it is), else `err`. */
+  const typed = (err: unknown): unknown => {
+    const d = databaseError(err, resolved);
+    if (!d) return err;
+    if (d.damaged) markDamaged(d.error);
+    return d.error;
+  };
+
   return {
     raw,
     file: resolved,
     readonly,
+    get damaged() {
+      return damaged;
+    },
+    markDamaged,
     async write<T>(fn: WriteFn<T>): Promise<T> {
       if (readonly) throw readonlyError(resolved);
+      if (damaged) throw damaged;
       const giveUpAt = Date.now() + retries * busyTimeoutMs;
       for (let n = 0; ; n++) {
         try {
           return runImmediateBriefly(fn);
         } catch (err) {
           if (isReadonlyError(err)) throw readonlyError(resolved, err);
-          if (!isBusyError(err) || raw.inTransaction) throw err;
+          if (!isBusyError(err) || raw.inTransaction) throw typed(err);
           if (n + 1 >= retries && Date.now() >= giveUpAt) {
             throw new EngineError('DATABASE_BUSY', `database ${resolved} stayed locked after ${n + 1} attempts`, { cause: err });
           }
@@ -376,6 +420,7 @@ export function openDatabase(file: string, options: OpenOptions = {}): RunnelDb 
     },
     writeSync<T>(fn: WriteFn<T>): T {
       if (readonly) throw readonlyError(resolved);
+      if (damaged) throw damaged;
       for (let n = 0; ; n++) {
         try {
           return runImmediate(fn);
@@ -385,7 +430,7 @@ export function openDatabase(file: string, options: OpenOptions = {}): RunnelDb 
             if (isBusyError(err)) {
               throw new EngineError('DATABASE_BUSY', `database ${resolved} stayed locked after ${n + 1} attempts`, { cause: err });
             }
-            throw err;
+            throw typed(err);
           }
           // A synchronous caller cannot yield; SQLite's busy_timeout already waited, so retry at once.
         }

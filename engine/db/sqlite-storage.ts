@@ -7,14 +7,39 @@
  * the same connection. The upkeep thread (checkpoints, lease renewal) starts when first needed.
  */
 import { EngineError } from '../errors';
+import { databaseError } from './damage';
 import type { LeaseKeeper, ReadModel, StorageBackend, WriteQueries } from '../store/port';
-import { openDatabase, type OpenOptions, type RunnelDb } from './open-database';
+import { isBusyError, openDatabase, type OpenOptions, type RunnelDb } from './open-database';
 import { createNodeQueries } from './queries/nodes';
 import { createHistoryQueries, createInstanceQueries } from './queries/instances';
 import { createReadModel } from './queries/read-model';
 import { createScheduleQueries } from './queries/schedule';
 import { createWorkflowQueries } from './queries/workflows';
 import { startUpkeepThread, type UpkeepThread } from './upkeep-thread';
+
+/**
+ * `model` with every read's database errors typed (engine/db/damage.ts): damaged pages mark the
+ * file damaged, so nothing is written to it any more.
+ */
+function typedReads(model: ReadModel, db: RunnelDb, onDamaged: () => void): ReadModel {
+  const out: Record<string, unknown> = {};
+  for (const [name, fn] of Object.entries(model) as [string, (...args: unknown[]) => Promise<unknown>][]) {
+    out[name] = async (...args: unknown[]) => {
+      try {
+        return await fn(...args);
+      } catch (err) {
+        const d = databaseError(err, db.file);
+        if (!d) throw err;
+        if (d.damaged) {
+          db.markDamaged(d.error);
+          onDamaged();
+        }
+        throw d.error;
+      }
+    };
+  }
+  return out as unknown as ReadModel;
+}
 
 /** The SQLite backend, with its database handle for what only SQLite has (tests, the benchmark, PRAGMAs). */
 export interface SqliteStorage extends StorageBackend {
@@ -34,7 +59,14 @@ export interface SqliteStorageOptions extends OpenOptions {
  * @throws EngineError as openDatabase: NOT_FOUND, DATABASE_CORRUPT, DATABASE_NEWER, DATABASE_READONLY.
  */
 export function openSqliteStorage(file: string, options: SqliteStorageOptions = {}): SqliteStorage {
-  return sqliteStorage(openDatabase(file, options), options);
+  const db = openDatabase(file, options);
+  try {
+    return sqliteStorage(db, options);
+  } catch (err) {
+    // Preparing the statements met a schema that is not this build's (a table dropped by hand).
+    db.close();
+    throw databaseError(err, db.file)?.error ?? err;
+  }
 }
 
 /** A storage backend over an open database. */
@@ -49,14 +81,26 @@ export function sqliteStorage(db: RunnelDb, options: SqliteStorageOptions = {}):
     history: createHistoryQueries(raw),
     workflows,
     savepoint: <T>(fn: () => T): T => savepoint(fn) as T,
+    isStorageFailure: (err) => {
+      if (isBusyError(err)) return true;
+      const d = databaseError(err, db.file);
+      return d !== undefined && (d.damaged || d.error.code === 'DATABASE_FULL');
+    },
   };
-  const read: ReadModel = createReadModel(raw, workflows);
   const walAutocheckpoint = Math.max(0, Math.floor(options.walAutocheckpoint ?? 1000));
   const checkpointMs = options.checkpointIntervalMs ?? 20;
   let upkeep: UpkeepThread | undefined;
   let upkeepTried = false;
+  // A damaged file gets no more writes, the upkeep thread's checkpoints and lease renewals included.
+  const haltUpkeep = (): void => {
+    const t = upkeep;
+    upkeep = undefined;
+    upkeepTried = true;
+    void t?.stop();
+  };
+  const read = typedReads(createReadModel(raw, workflows), db, haltUpkeep);
   const thread = (): UpkeepThread | undefined => {
-    if (!upkeepTried && db.file !== ':memory:' && !db.readonly) {
+    if (!upkeepTried && db.file !== ':memory:' && !db.readonly && !db.damaged) {
       upkeepTried = true;
       upkeep = startUpkeepThread(db.file, options.nativeBinding === undefined ? {} : { nativeBinding: options.nativeBinding });
     }
@@ -74,7 +118,14 @@ export function sqliteStorage(db: RunnelDb, options: SqliteStorageOptions = {}):
     db,
     location: db.file,
     readonly: db.readonly,
-    write: (fn) => db.write(() => fn(queries)),
+    write: async (fn) => {
+      try {
+        return await db.write(() => fn(queries));
+      } catch (err) {
+        if (db.damaged) haltUpkeep();
+        throw err;
+      }
+    },
     read,
     keepLeases({ owner, leaseMs, stallMs }): LeaseKeeper {
       const alive = new BigInt64Array(new SharedArrayBuffer(8));
@@ -123,7 +174,7 @@ export function sqliteStorage(db: RunnelDb, options: SqliteStorageOptions = {}):
       upkeep = undefined;
       await t?.stop();
       try {
-        db.checkpoint('PASSIVE');
+        if (!db.damaged) db.checkpoint('PASSIVE');
       } catch (err) {
         console.error('runnel: checkpoint at close failed', err instanceof EngineError ? err.message : (err as Error).message);
       }

@@ -15,7 +15,8 @@ import type { CompiledWorkflow } from './compiled';
 import type { EventHub } from './events';
 import type { Faults } from './faults';
 import { executeStep, type ExecutorDeps } from './step-executor';
-import type { ClaimedStep } from './state-machine/claim';
+import { DAMAGED_RETRY_MS, type ClaimedStep } from './state-machine/claim';
+import type { ScheduleRow } from '../store/queries';
 import type { Outcome } from './state-machine/outcome';
 import { IsolateOutcomes, runTurn, type TurnResult } from './state-machine/turn';
 import { makeTx, type Abort, type Dispatch, type Tx } from './state-machine/tx';
@@ -55,6 +56,9 @@ interface Inflight {
   controller: AbortController | undefined;
   beatAt: number;
 }
+
+/** Longest sleep between failed loop turns (a full disk, a damaged file), ms. */
+const MAX_FAILURE_BACKOFF_MS = 5000;
 
 /** Slots taken by a transaction that offers eager dispatch, until it reports how many it used. */
 export interface DispatchOffer {
@@ -139,11 +143,20 @@ export class Worker {
     this.claiming = false;
     const deadline = Date.now() + graceMs;
     // Claims committed but not launched yet (a start dispatched at once) are waited for too.
+    // A turn that fails here (a full disk, a damaged file) leaves its outcomes' claims leased: they
+    // expire and the steps run again elsewhere, as after a crash; the stop itself goes on.
+    const turn = async (): Promise<void> => {
+      try {
+        await this.tick();
+      } catch (err) {
+        this.turnFailed(err);
+      }
+    };
     while ((this.inflight.size > 0 || this.held > 0) && Date.now() < deadline) {
-      await this.tick();
+      await turn();
       if (this.inflight.size > 0 || this.held > 0) await this.sleep(20);
     }
-    await this.tick();
+    await turn();
     this.running = false;
     this.wake();
     await this.loopPromise;
@@ -152,7 +165,7 @@ export class Worker {
     await keeper?.stop();
     if (this.inflight.size > 0) {
       for (const f of this.inflight.values()) f.controller?.abort(new EngineError('CANCELLED', 'worker stopping'));
-      await this.deps.storage.releaseLeases(this.opts.owner, this.deps.clock.now());
+      await this.deps.storage.releaseLeases(this.opts.owner, this.deps.clock.now()).catch((err: unknown) => this.turnFailed(err));
     }
     // Claiming stops only for the stop itself: turns driven by hand afterwards (`tick()`) must
     // claim again, or they would silently run nothing.
@@ -197,15 +210,21 @@ export class Worker {
     for (const a of aborts) this.abortInstance(a.instanceId, new EngineError(a.code, a.message));
   }
 
+  /** Turns failed in a row, and the code of the last failure (logged once per change). */
+  private failedTurns = 0;
+  private failureCode: string | undefined;
+
   private async loop(): Promise<void> {
     while (this.running) {
       let worked = 0;
       try {
         worked = await this.tick();
+        if (this.failedTurns > 0) this.turnsRecovered();
       } catch (err) {
         // Never crash the worker: a failed turn leaves claims leased, which expire and are retried.
-        console.error('runnel worker: loop turn failed', err);
-        await this.sleep(this.opts.pollIntervalMs);
+        // A full disk or a damaged file fails every turn: back off, and say so once per change.
+        this.turnFailed(err);
+        await this.sleep(Math.min(MAX_FAILURE_BACKOFF_MS, this.opts.pollIntervalMs * 2 ** Math.min(this.failedTurns - 1, 10)));
       }
       if (!this.running) break;
       if (worked > 0 || this.outcomes.length > 0) {
@@ -233,6 +252,36 @@ export class Worker {
         resolve();
       };
     });
+  }
+
+  /**
+   * Logs a failed turn: one line when the failure differs from the last one (its code and
+   * message; the stack only with RUNNEL_DEBUG set), nothing while the same failure repeats.
+   */
+  private turnFailed(err: unknown): void {
+    this.failedTurns++;
+    const code = err instanceof EngineError ? err.code : err instanceof Error ? err.name : 'ERROR';
+    if (code === this.failureCode) return;
+    this.failureCode = code;
+    const message = err instanceof Error ? err.message : String(err);
+    console.error(`runnel worker: loop turns fail: ${code}: ${message} (retrying with backoff; said once until it changes)`);
+    if (process.env.RUNNEL_DEBUG && err instanceof Error && err.stack) console.error(err.stack);
+  }
+
+  /** Logs that turns commit again after failing. */
+  private turnsRecovered(): void {
+    console.error(`runnel worker: loop turns commit again after ${this.failedTurns} failed (${this.failureCode ?? 'error'})`);
+    this.failedTurns = 0;
+    this.failureCode = undefined;
+  }
+
+  private readonly damagedInstances = new Set<number>();
+
+  /** Says once per instance that a row of it is damaged and its step waits. */
+  private warnDamaged(row: ScheduleRow, err: EngineError): void {
+    if (this.damagedInstances.has(row.instanceId)) return;
+    this.damagedInstances.add(row.instanceId);
+    console.error(`runnel worker: instance ${row.instanceId} cannot be worked: ${err.message} (its step is looked at again every ${DAMAGED_RETRY_MS / 1000} s)`);
   }
 
   /** Says once per workflow version that this process cannot run it (and why). */
@@ -282,6 +331,7 @@ export class Worker {
           isolated,
           onUnrunnable: (id, err) => this.warnUnrunnable(id, err),
           onCommitError: (o, err) => console.error(`runnel worker: cannot commit ${o.kind} of instance ${o.step.row.instanceId} node ${o.step.nodeId}`, err),
+          onDamaged: (row, err) => this.warnDamaged(row, err),
         });
         return { result, tx };
       });
@@ -297,10 +347,17 @@ export class Worker {
     };
     let turn: { result: TurnResult; tx: Tx };
     try {
-      turn = await write(false);
+      try {
+        turn = await write(false);
+      } catch (err) {
+        if (!(err instanceof IsolateOutcomes)) throw err;
+        turn = await write(true);
+      }
     } catch (err) {
-      if (!(err instanceof IsolateOutcomes)) throw err;
-      turn = await write(true);
+      // Nothing of the turn committed (a full disk, a damaged file, a lost lock): its outcomes
+      // wait for the next turn, their claims still leased here.
+      this.outcomes = outcomes.concat(this.outcomes);
+      throw err;
     }
     const { result, tx } = turn;
     this.held -= result.slots - result.claimed.length;

@@ -237,7 +237,13 @@ export interface Queries {
   readonly history: HistoryQueries;
   /**
    * Runs `fn` in a savepoint nested in the transaction: when it throws, its changes are undone
-   * and the error is rethrown; the transaction goes on.
+   * and the error is rethrown; the transaction goes on (unless the error is a storage failure).
    */
   savepoint<T>(fn: () => T): T;
+  /**
+   * Whether `err` is the storage failing rather than one change being refused — a full disk,
+   * damaged pages, a lost lock: it dooms the whole transaction, so no savepoint can contain it and
+   * the caller must let the transaction fail (and try it again later).
+   */
+  isStorageFailure(err: unknown): boolean;
 }

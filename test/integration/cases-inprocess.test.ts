@@ -159,14 +159,17 @@ describe('handed cases, in one process', () => {
 
     // when: cancelled 2 s after the failure
     clock.advance(2000);
-    let atCommit: { rows: number; status: string } | undefined;
-    engine.on(async (e) => {
-      if (e.type === 'instance.finished' && e.instanceId === id) atCommit = { rows: scheduleRows(engine, id).length, status: (await engine.getInstance(id)).status };
+    let atCommit: Promise<{ rows: number; status: string }> | undefined;
+    engine.on((e) => {
+      if (e.type !== 'instance.finished' || e.instanceId !== id) return;
+      // Read as the event is emitted, right after the cancel's commit (the rows synchronously).
+      const rows = scheduleRows(engine, id).length;
+      atCommit = engine.getInstance(id).then((i) => ({ rows, status: i.status }));
     });
     await engine.cancel(id, { actor: 'ops', expectedVersion: (await engine.getInstance(id)).version });
 
     // then: the moment the cancel committed, the instance was CANCELLED and its retry row gone
-    expect(atCommit).toEqual({ rows: 0, status: 'CANCELLED' });
+    expect(await atCommit).toEqual({ rows: 0, status: 'CANCELLED' });
     expect(scheduleRows(engine, id)).toEqual([]);
     const cancelEvents = (await engine.history(id)).filter((h) => h.type.startsWith('instance.cancel'));
     expect(cancelEvents.map((h) => [h.type, h.at, h.actor])).toEqual([

@@ -11,6 +11,7 @@ import type Database from 'better-sqlite3';
 import type { SerializedError } from '../../errors';
 import type { InstanceStatus } from '../../vocabulary';
 import type { HistoryQueries, InstanceHead, InstanceQueries, InstanceRow, Suspension } from '../../store/queries';
+import { parseStored } from './stored-json';
 
 /** The start variables of `i` as SQL: `input_json`, or the variables while it is `''` (see the module doc). */
 export const START_INPUT_SQL = `CASE WHEN i.input_json = '' THEN i.variables_json ELSE i.input_json END`;
@@ -81,26 +82,26 @@ export function createInstanceQueries(db: Database.Database): InstanceQueries {
         id: r.id,
         workflowId: r.workflowId,
         status: r.status,
-        variables: JSON.parse(r.variablesJson) as Record<string, unknown>,
+        variables: parseStored<Record<string, unknown>>(r.variablesJson, () => `instance ${id} variables_json`),
         version: r.version,
-        suspension: r.suspensionJson === null ? null : (JSON.parse(r.suspensionJson) as Suspension),
+        suspension: r.suspensionJson === null ? null : parseStored<Suspension>(r.suspensionJson, () => `instance ${id} suspension_json`),
         endStatus: r.endStatus,
         startedAt: r.startedAt,
         deadlineAt: r.deadlineAt,
-        error: r.errorJson === null ? null : (JSON.parse(r.errorJson) as SerializedError),
+        error: r.errorJson === null ? null : parseStored<SerializedError>(r.errorJson, () => `instance ${id} error_json`),
       };
     },
     head: (id) => head.get(id),
     variables: (id) => {
       const r = variables.get(id);
-      return r === undefined ? undefined : { status: r.status, variables: JSON.parse(r.v) as Record<string, unknown> };
+      return r === undefined ? undefined : { status: r.status, variables: parseStored<Record<string, unknown>>(r.v, () => `instance ${id} variables_json`) };
     },
     touch: ({ id, status, now }) => void touch.run(status, now, now, id),
     setVariables: ({ id, variables: vars, now }) => void setVariables.run(JSON.stringify(vars), now, id),
     mergeVariables: ({ id, patch, now }) => {
       const cur = variables.get(id);
       if (!cur) return;
-      setVariables.run(JSON.stringify({ ...(JSON.parse(cur.v) as Record<string, unknown>), ...patch }), now, id);
+      setVariables.run(JSON.stringify({ ...parseStored<Record<string, unknown>>(cur.v, () => `instance ${id} variables_json`), ...patch }), now, id);
     },
     setStatus: ({ id, status, now }) => void setStatus.run(status, now, id),
     end: ({ id, status, error, now }) => void end.run(status, json(error), now, now, id),

@@ -7,6 +7,7 @@ import type Database from 'better-sqlite3';
 import type { SerializedError } from '../../errors';
 import type { NodeStatus } from '../../vocabulary';
 import type { NodeQueries, NodeRow, NodeWait, StepResults } from '../../store/queries';
+import { parseStored } from './stored-json';
 
 interface RawNode {
   nodeId: string;
@@ -27,9 +28,8 @@ const COLS = `node_id AS nodeId, status, attempt, attempt_limit AS attemptLimit,
   version, output_json AS outputJson, error_json AS errorJson, wait_json AS waitJson, completed_seq AS completedSeq,
   started_at AS startedAt`;
 
-const parse = <T>(s: string | null): T | null => (s === null ? null : (JSON.parse(s) as T));
-
-function toRow(r: RawNode): NodeRow {
+function toRow(r: RawNode, instanceId: number): NodeRow {
+  const parse = <T>(s: string | null, column: string): T | null => (s === null ? null : parseStored<T>(s, () => `node_state (instance ${instanceId}, node "${r.nodeId}") ${column}`));
   return {
     nodeId: r.nodeId,
     status: r.status,
@@ -38,9 +38,9 @@ function toRow(r: RawNode): NodeRow {
     pendingIn: r.pendingIn,
     takenIn: r.takenIn,
     version: r.version,
-    output: r.outputJson === null ? undefined : (JSON.parse(r.outputJson) as unknown),
-    error: parse<SerializedError>(r.errorJson),
-    wait: parse<NodeWait>(r.waitJson),
+    output: r.outputJson === null ? undefined : parse<unknown>(r.outputJson, 'output_json'),
+    error: parse<SerializedError>(r.errorJson, 'error_json'),
+    wait: parse<NodeWait>(r.waitJson, 'wait_json'),
     completedSeq: r.completedSeq,
     startedAt: r.startedAt,
   };
@@ -129,22 +129,28 @@ export function createNodeQueries(db: Database.Database): NodeQueries {
     },
     get: (instanceId, nodeId) => {
       const r = get.get(instanceId, nodeId);
-      return r === undefined ? undefined : toRow(r);
+      return r === undefined ? undefined : toRow(r, instanceId);
     },
-    all: (instanceId) => all.all(instanceId).map(toRow),
+    all: (instanceId) => all.all(instanceId).map((r) => toRow(r, instanceId)),
     open: (instanceId) => open.all(instanceId),
     openCounts: (instanceId) => openCounts.get(instanceId) ?? { open: 0, active: 0 },
     results: (instanceId) => {
       const steps: StepResults = {};
       for (const s of results.all(instanceId)) {
-        if (s.status === 'FAILED') steps[s.nodeId] = { error: parse<unknown>(s.errorJson) };
-        else steps[s.nodeId] = parse<unknown>(s.outputJson);
+        const parse = (text: string | null, column: string): unknown => (text === null ? null : parseStored<unknown>(text, () => `node_state (instance ${instanceId}, node "${s.nodeId}") ${column}`));
+        if (s.status === 'FAILED') steps[s.nodeId] = { error: parse(s.errorJson, 'error_json') };
+        else steps[s.nodeId] = parse(s.outputJson, 'output_json');
       }
       return steps;
     },
     compensable: (instanceId) => compensable.all(instanceId),
     otherIncidents: ({ instanceId, exceptNodeId }) =>
-      otherIncidents.all(instanceId, exceptNodeId).map((r) => ({ nodeId: r.nodeId, error: parse<SerializedError>(r.errorJson), attempt: r.attempt, endedAt: r.endedAt })),
+      otherIncidents.all(instanceId, exceptNodeId).map((r) => ({
+        nodeId: r.nodeId,
+        error: r.errorJson === null ? null : parseStored<SerializedError>(r.errorJson, () => `node_state (instance ${instanceId}, node "${r.nodeId}") error_json`),
+        attempt: r.attempt,
+        endedAt: r.endedAt,
+      })),
     startAttempt: ({ instanceId, nodeId, now }) => void startAttempt.run(now, instanceId, nodeId),
     startReadyAttempt: ({ instanceId, nodeId, now }) => startReadyAttempt.get(now, instanceId, nodeId),
     resolveEdge: ({ instanceId, nodeId, taken, need, start, now }) => {

@@ -3,6 +3,7 @@
  * nodes eager dispatch started into claims (or take them back), fire passed deadlines, and keep
  * leases alive.
  */
+import { EngineError } from '../../errors';
 import { isTerminal, startsNothing } from '../../vocabulary';
 import type { CompiledWorkflow } from '../compiled';
 import type { InstanceHead, NodeWait, ScheduleRow, StepResults } from '../../store/queries';
@@ -12,6 +13,9 @@ import { continueCompensation } from './compensation';
 
 /** How long a row this process cannot run waits before it is looked at again, ms. */
 export const UNRUNNABLE_RETRY_MS = 5000;
+
+/** How long a row whose instance or node state is damaged (DATABASE_CORRUPT) waits before it is looked at again, ms. */
+export const DAMAGED_RETRY_MS = 60_000;
 
 /** A claimed step: its leased row and what its execution needs, read in the claiming transaction. */
 export interface ClaimedStep {
@@ -45,6 +49,19 @@ export interface ClaimOptions {
   limit: number;
   /** Says (once per version) that this process cannot run a workflow version; its rows are left to another worker. */
   onUnrunnable(workflowId: number, err: unknown): void;
+  /**
+   * Claim each row in a savepoint of its own: a row whose stored data is damaged (DATABASE_CORRUPT)
+   * is put back for {@link DAMAGED_RETRY_MS} and reported, and the others are claimed. Off, such a
+   * row throws (the caller runs the turn again isolated).
+   */
+  isolated: boolean;
+  /** Reports a row put back because its stored data is damaged. */
+  onDamaged(row: ScheduleRow, err: EngineError): void;
+}
+
+/** Whether `err` is a damaged row's (a stored JSON text that does not parse, …). */
+export function isDamagedRow(err: unknown): err is EngineError {
+  return err instanceof EngineError && err.code === 'DATABASE_CORRUPT';
 }
 
 /**
@@ -74,13 +91,24 @@ function stepInputs(tx: Tx, wf: CompiledWorkflow, row: ScheduleRow): { steps: St
  * A node's attempt started in an instance: wakes a PENDING/WAITING instance (RUNNING) and notes
  * its first start; `attempt` undefined: no attempt runs (exhausted), so no RUNNING event.
  */
-function noteStart(tx: Tx, inst: { id: number; status: string; startedAt: number | null }, nodeId: string, attempt: number | undefined): void {
+function noteStart(
+  tx: Tx,
+  inst: { id: number; status: string; startedAt: number | null },
+  nodeId: string,
+  attempt: number | undefined,
+): void {
   const wakes = inst.status === 'PENDING' || inst.status === 'WAITING';
   // A node starting in an instance already RUNNING changes nothing on the instance row:
   // rewriting it (and its version) on every claim was a row write per transition.
-  if (wakes || inst.startedAt === null) tx.q.instances.touch({ id: inst.id, status: wakes ? 'RUNNING' : (inst.status as 'RUNNING'), now: tx.now });
+  if (wakes || inst.startedAt === null)
+    tx.q.instances.touch({
+      id: inst.id,
+      status: wakes ? 'RUNNING' : (inst.status as 'RUNNING'),
+      now: tx.now,
+    });
   if (wakes) tx.events.push({ type: 'instance.changed', instanceId: inst.id, status: 'RUNNING' });
-  if (attempt !== undefined) tx.events.push({ type: 'node.changed', instanceId: inst.id, nodeId, status: 'RUNNING', attempt });
+  if (attempt !== undefined)
+    tx.events.push({ type: 'node.changed', instanceId: inst.id, nodeId, status: 'RUNNING', attempt });
 }
 
 /**
@@ -93,102 +121,160 @@ function noteStart(tx: Tx, inst: { id: number; status: string; startedAt: number
 export function claimDue(tx: Tx, o: ClaimOptions): ClaimedStep[] {
   const { q, now } = tx;
   const out: ClaimedStep[] = [];
-  const lease = now + o.leaseMs;
   for (const row of q.schedule.due({ now, limit: o.limit })) {
-    const recovered = row.leaseOwner !== null;
-    if (!q.schedule.lease({ id: row.id, version: row.version, owner: o.owner, until: lease })) continue;
-    const leased: ScheduleRow = { ...row, version: row.version + 1, leaseOwner: o.owner, nextRunAt: lease };
-    let inst = q.instances.get(row.instanceId);
-    if (inst && row.kind !== 'deadline' && pastDeadline(tx, inst)) {
-      failOnDeadline(tx, inst.id);
-      inst = q.instances.get(row.instanceId);
-    }
-    if (!inst || isTerminal(inst.status)) {
-      q.schedule.delete(row.id);
+    if (!o.isolated) {
+      claimRow(tx, o, row, out);
       continue;
     }
-    let wf: CompiledWorkflow;
+    const events = tx.events.length;
+    const aborts = tx.aborts.length;
     try {
-      wf = tx.workflow(inst.workflowId);
+      q.savepoint(() => claimRow(tx, o, row, out));
     } catch (err) {
-      // This process cannot run the workflow (a custom node type registered only by another
-      // process): leave the row to a worker that can, and keep working everything else.
-      q.schedule.defer({ id: row.id, owner: row.leaseOwner, at: now + UNRUNNABLE_RETRY_MS });
-      o.onUnrunnable(inst.workflowId, err);
-      continue;
+      if (!isDamagedRow(err)) throw err;
+      tx.events.length = events;
+      tx.aborts.length = aborts;
+      q.schedule.defer({ id: row.id, owner: row.leaseOwner, at: now + DAMAGED_RETRY_MS });
+      o.onDamaged(row, err);
     }
-    if (row.kind === 'deadline') {
-      q.schedule.delete(row.id);
-      failOnDeadline(tx, inst.id);
-      continue;
-    }
-    const nodeId = row.nodeId ?? '';
-    const base = { row: leased, workflowId: wf.id, nodeId, startedAt: now, variables: inst.variables };
-    // The usual case in one statement: a fresh claim of a READY/RETRYING node with attempts left.
-    const started = row.kind === 'run' && !recovered && inst.status !== 'COMPENSATING' ? q.nodes.startReadyAttempt({ instanceId: inst.id, nodeId, now }) : undefined;
-    if (started) {
-      noteStart(tx, inst, nodeId, started.attempt);
-      out.push({ ...base, ...stepInputs(tx, wf, leased), attempt: started.attempt, attemptLimit: started.attemptLimit, exhausted: false });
-      continue;
-    }
-    const state = q.nodes.get(inst.id, nodeId);
-    if (!state) {
-      q.schedule.delete(row.id);
-      continue;
-    }
-    if (inst.status === 'COMPENSATING' && row.kind !== 'compensate') {
-      // The instance is failing: nothing new starts.
-      q.schedule.delete(row.id);
-      if (state.status !== 'COMPLETED' && state.status !== 'FAILED') q.nodes.setStatus({ instanceId: inst.id, nodeId, status: 'CANCELLED' });
-      continueCompensation(tx, inst.id);
-      continue;
-    }
-    const expected = row.kind === 'run' ? ['READY', 'RETRYING', 'RUNNING'] : row.kind === 'compensate' ? ['COMPENSATING'] : ['WAITING'];
-    if (!expected.includes(state.status)) {
-      q.schedule.delete(row.id);
-      continue;
-    }
-    let attempt: number;
-    let exhausted = false;
-    if (row.kind === 'run') {
-      // An instant type's attempt lost with its worker had no effect outside the engine: it is
-      // run again under the same attempt number instead of using one up.
-      const uncounted = recovered && state.status === 'RUNNING' && state.attempt > 0 && wf.nodes.get(nodeId)?.type.instant === true;
-      attempt = uncounted ? state.attempt : state.attempt + 1;
-      exhausted = attempt > state.attemptLimit;
-      if (exhausted) attempt = state.attempt;
-      else if (!uncounted) q.nodes.startAttempt({ instanceId: inst.id, nodeId, now });
-      if (recovered) {
-        q.history.append({
-          instanceId: inst.id,
-          nodeId,
-          type: 'node.recovered',
-          at: now,
-          attempt,
-          data: { reason: 'recovered after a lost lease', attemptsLeft: Math.max(0, state.attemptLimit - state.attempt), counted: !uncounted },
-        });
-      }
-      noteStart(tx, inst, nodeId, exhausted ? undefined : attempt);
-    } else if (row.kind === 'compensate') {
-      attempt = row.retryCount + 1;
-      if (recovered) q.history.append({ instanceId: inst.id, nodeId, type: 'compensation.recovered', at: now, attempt, data: { reason: 'recovered after a lost lease' } });
-    } else {
-      attempt = state.attempt;
-      if (row.kind === 'timer' && !recovered) {
-        q.history.append({ instanceId: inst.id, nodeId, type: 'timer.fired', at: now, attempt, data: { dueAt: row.nextRunAt, lateMs: Math.max(0, now - row.nextRunAt) } });
-      }
-    }
+  }
+  return out;
+}
+
+/** Claims one due row (see {@link claimDue}); a claimed step is pushed onto `out`. */
+function claimRow(tx: Tx, o: ClaimOptions, row: ScheduleRow, out: ClaimedStep[]): void {
+  const { q, now } = tx;
+  const lease = now + o.leaseMs;
+  const recovered = row.leaseOwner !== null;
+  if (!q.schedule.lease({ id: row.id, version: row.version, owner: o.owner, until: lease })) return;
+  const leased: ScheduleRow = { ...row, version: row.version + 1, leaseOwner: o.owner, nextRunAt: lease };
+  let inst = q.instances.get(row.instanceId);
+  if (inst && row.kind !== 'deadline' && pastDeadline(tx, inst)) {
+    failOnDeadline(tx, inst.id);
+    inst = q.instances.get(row.instanceId);
+  }
+  if (!inst || isTerminal(inst.status)) {
+    q.schedule.delete(row.id);
+    return;
+  }
+  let wf: CompiledWorkflow;
+  try {
+    wf = tx.workflow(inst.workflowId);
+  } catch (err) {
+    // This process cannot run the workflow (a custom node type registered only by another
+    // process): leave the row to a worker that can, and keep working everything else.
+    q.schedule.defer({ id: row.id, owner: row.leaseOwner, at: now + UNRUNNABLE_RETRY_MS });
+    o.onUnrunnable(inst.workflowId, err);
+    return;
+  }
+  if (row.kind === 'deadline') {
+    q.schedule.delete(row.id);
+    failOnDeadline(tx, inst.id);
+    return;
+  }
+  const nodeId = row.nodeId ?? '';
+  const base = { row: leased, workflowId: wf.id, nodeId, startedAt: now, variables: inst.variables };
+  // The usual case in one statement: a fresh claim of a READY/RETRYING node with attempts left.
+  const started =
+    row.kind === 'run' && !recovered && inst.status !== 'COMPENSATING'
+      ? q.nodes.startReadyAttempt({ instanceId: inst.id, nodeId, now })
+      : undefined;
+  if (started) {
+    noteStart(tx, inst, nodeId, started.attempt);
     out.push({
       ...base,
       ...stepInputs(tx, wf, leased),
-      attempt,
-      attemptLimit: state.attemptLimit,
-      exhausted,
-      wait: state.wait,
-      ownResult: state.output,
+      attempt: started.attempt,
+      attemptLimit: started.attemptLimit,
+      exhausted: false,
     });
+    return;
   }
-  return out;
+  const state = q.nodes.get(inst.id, nodeId);
+  if (!state) {
+    q.schedule.delete(row.id);
+    return;
+  }
+  if (inst.status === 'COMPENSATING' && row.kind !== 'compensate') {
+    // The instance is failing: nothing new starts.
+    q.schedule.delete(row.id);
+    if (state.status !== 'COMPLETED' && state.status !== 'FAILED')
+      q.nodes.setStatus({ instanceId: inst.id, nodeId, status: 'CANCELLED' });
+    continueCompensation(tx, inst.id);
+    return;
+  }
+  const expected =
+    row.kind === 'run'
+      ? ['READY', 'RETRYING', 'RUNNING']
+      : row.kind === 'compensate'
+        ? ['COMPENSATING']
+        : ['WAITING'];
+  if (!expected.includes(state.status)) {
+    q.schedule.delete(row.id);
+    return;
+  }
+  let attempt: number;
+  let exhausted = false;
+  if (row.kind === 'run') {
+    // An instant type's attempt lost with its worker had no effect outside the engine: it is
+    // run again under the same attempt number instead of using one up.
+    const uncounted =
+      recovered &&
+      state.status === 'RUNNING' &&
+      state.attempt > 0 &&
+      wf.nodes.get(nodeId)?.type.instant === true;
+    attempt = uncounted ? state.attempt : state.attempt + 1;
+    exhausted = attempt > state.attemptLimit;
+    if (exhausted) attempt = state.attempt;
+    else if (!uncounted) q.nodes.startAttempt({ instanceId: inst.id, nodeId, now });
+    if (recovered) {
+      q.history.append({
+        instanceId: inst.id,
+        nodeId,
+        type: 'node.recovered',
+        at: now,
+        attempt,
+        data: {
+          reason: 'recovered after a lost lease',
+          attemptsLeft: Math.max(0, state.attemptLimit - state.attempt),
+          counted: !uncounted,
+        },
+      });
+    }
+    noteStart(tx, inst, nodeId, exhausted ? undefined : attempt);
+  } else if (row.kind === 'compensate') {
+    attempt = row.retryCount + 1;
+    if (recovered)
+      q.history.append({
+        instanceId: inst.id,
+        nodeId,
+        type: 'compensation.recovered',
+        at: now,
+        attempt,
+        data: { reason: 'recovered after a lost lease' },
+      });
+  } else {
+    attempt = state.attempt;
+    if (row.kind === 'timer' && !recovered) {
+      q.history.append({
+        instanceId: inst.id,
+        nodeId,
+        type: 'timer.fired',
+        at: now,
+        attempt,
+        data: { dueAt: row.nextRunAt, lateMs: Math.max(0, now - row.nextRunAt) },
+      });
+    }
+  }
+  out.push({
+    ...base,
+    ...stepInputs(tx, wf, leased),
+    attempt,
+    attemptLimit: state.attemptLimit,
+    exhausted,
+    wait: state.wait,
+    ownResult: state.output,
+  });
 }
 
 /**
@@ -204,7 +290,12 @@ export function takeDispatched(tx: Tx, d: Dispatch): ClaimedStep[] {
     if (!inst || startsNothing(inst.status)) {
       q.schedule.delete(e.scheduleId);
       q.nodes.unstart({ instanceId: e.instanceId, nodeId: e.nodeId });
-      tx.events.push({ type: 'node.changed', instanceId: e.instanceId, nodeId: e.nodeId, status: 'CANCELLED' });
+      tx.events.push({
+        type: 'node.changed',
+        instanceId: e.instanceId,
+        nodeId: e.nodeId,
+        status: 'CANCELLED',
+      });
       continueCompensation(tx, e.instanceId);
       continue;
     }
@@ -245,10 +336,16 @@ export function fireDeadlines(tx: Tx, limit: number): void {
 }
 
 /** Extends this worker's leases of running steps to `tx.now + leaseMs`; returns the rows whose lease was lost. */
-export function extendLeases(tx: Tx, owner: string, leaseMs: number, rows: readonly { id: number; version: number }[]): number[] {
+export function extendLeases(
+  tx: Tx,
+  owner: string,
+  leaseMs: number,
+  rows: readonly { id: number; version: number }[],
+): number[] {
   const lost: number[] = [];
   for (const r of rows) {
-    if (!tx.q.schedule.extendLease({ id: r.id, version: r.version, owner, until: tx.now + leaseMs })) lost.push(r.id);
+    if (!tx.q.schedule.extendLease({ id: r.id, version: r.version, owner, until: tx.now + leaseMs }))
+      lost.push(r.id);
   }
   return lost;
 }
@@ -262,6 +359,12 @@ export function recordClockJump(tx: Tx, from: number): void {
   const { q, now } = tx;
   q.schedule.rebaseDue({ from, to: now });
   q.schedule.shiftLeases({ byMs: from - now, now });
-  q.history.append({ instanceId: null, nodeId: null, type: 'clock.jumped', at: now, data: { fromMs: from, toMs: now, direction: 'backwards' } });
+  q.history.append({
+    instanceId: null,
+    nodeId: null,
+    type: 'clock.jumped',
+    at: now,
+    data: { fromMs: from, toMs: now, direction: 'backwards' },
+  });
   tx.events.push({ type: 'clock.jumped', fromMs: from, toMs: now });
 }

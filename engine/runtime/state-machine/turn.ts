@@ -4,8 +4,10 @@
  * handler slots, starting at once the nodes the outcomes make ready (eager dispatch). Outcomes of
  * many instances thus share one commit (group commit), and claims ride along for free.
  */
+import type { EngineError } from '../../errors';
+import type { ScheduleRow } from '../../store/queries';
 import type { ClaimedStep } from './claim';
-import { claimDue, extendLeases, fireDeadlines, recordClockJump, takeDispatched } from './claim';
+import { claimDue, extendLeases, fireDeadlines, isDamagedRow, recordClockJump, takeDispatched } from './claim';
 import { commitOutcome, type Outcome } from './outcome';
 import type { Dispatch, Tx } from './tx';
 
@@ -31,12 +33,14 @@ export interface TurnRequest {
   takeSlots(): number;
   /** When the clock jumped back since the last turn: where it was, epoch ms. */
   clockJumpedFrom?: number;
-  /** Commit each outcome in a savepoint of its own, so one that fails leaves the others. */
+  /** Commit each outcome, and claim each row, in a savepoint of its own, so one that fails leaves the others. */
   isolated: boolean;
   /** Says (once per version) that this process cannot run a workflow version. */
   onUnrunnable(workflowId: number, err: unknown): void;
   /** Where an outcome that failed to commit in isolation is reported (its claim stays leased, so the step is retried). */
   onCommitError(o: Outcome, err: unknown): void;
+  /** Reports a due row put back because its instance's stored data is damaged. */
+  onDamaged(row: ScheduleRow, err: EngineError): void;
 }
 
 /** What a loop turn did. */
@@ -87,6 +91,8 @@ export function runTurn(tx: Tx, r: TurnRequest): TurnResult {
       try {
         commitOutcome(ctx, o, r.owner);
       } catch (err) {
+        // A full disk or damaged pages fail every outcome alike: the turn fails, to be tried again.
+        if (q.isStorageFailure(err)) throw err;
         throw new IsolateOutcomes(err);
       }
     }
@@ -95,7 +101,17 @@ export function runTurn(tx: Tx, r: TurnRequest): TurnResult {
   // Due rows first (a passed deadline among them fails its instance), then the nodes started at
   // once: one whose instance a deadline just failed is taken back before it ever runs.
   const left = capacity - (dispatch?.claims.length ?? 0);
-  const polled = left > 0 ? claimDue(tx, { owner: r.owner, leaseMs: r.leaseMs, limit: left, onUnrunnable: r.onUnrunnable }) : [];
+  let polled: ClaimedStep[] = [];
+  if (left > 0) {
+    const claim = { owner: r.owner, leaseMs: r.leaseMs, limit: left, onUnrunnable: r.onUnrunnable, isolated: r.isolated, onDamaged: r.onDamaged };
+    try {
+      polled = claimDue(tx, claim);
+    } catch (err) {
+      if (r.isolated || !isDamagedRow(err)) throw err;
+      // A damaged row among the due ones: the turn runs again with a savepoint per claim.
+      throw new IsolateOutcomes(err);
+    }
+  }
   const claimed = dispatch ? takeDispatched(tx, dispatch).concat(polled) : polled;
   return { claimed, slots: capacity, lostLeases };
 }
@@ -110,6 +126,7 @@ function commitIsolated(tx: Tx, o: Outcome, r: TurnRequest): void {
   try {
     tx.q.savepoint(() => commitOutcome(tx, o, r.owner));
   } catch (err) {
+    if (tx.q.isStorageFailure(err)) throw err;
     tx.events.length = events;
     tx.aborts.length = aborts;
     if (d) {
