@@ -42,12 +42,12 @@ export default tseslint.config(
     },
   },
   {
-    // The API contract is imported by the renderer: zod and type-only DSL imports only.
-    files: ['engine/api/contract.ts'],
+    // The API contract (and its parts) is imported by the renderer: zod and type-only DSL imports only.
+    files: ['engine/api/contract.ts', 'engine/api/schemas.ts', 'engine/api/fields.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['node:*', 'fs', 'path', 'os', 'crypto', 'better-sqlite3', '../db/*', '../runtime/*', '../nodes/*', '../errors', './handlers', './event-batcher', './index'], message: 'engine/api/contract.ts must not import Node or engine runtime code (the renderer imports it).' }] },
+        { patterns: [{ group: ['node:*', 'fs', 'path', 'os', 'crypto', 'better-sqlite3', '../db/*', '../runtime/*', '../nodes/*', '../errors', './handlers', './event-batcher', './index'], message: 'engine/api/contract.ts and its parts must not import Node or engine runtime code (the renderer imports them).' }] },
       ],
     },
   },

@@ -3,8 +3,9 @@
  *
  * Both hosts bind it: Electron's main process over IPC and the browser host over HTTP + SSE.
  * Handlers know nothing of their transport; the renderer imports this module (types and zod
- * schemas only), so it must never import Node modules or engine runtime code — only zod and
- * type-only imports from engine/dsl/schema.
+ * schemas only), so it must never import Node modules or engine runtime code — only zod,
+ * engine/vocabulary.ts, type-only imports from engine/dsl/schema, and its own parts
+ * (schemas.ts, fields.ts), which the same lint fence covers.
  *
  * Exports (stable names; add, never rename):
  * - `contract`                 channel → `{ input, output }` zod schemas (`as const`)
@@ -18,8 +19,10 @@
  * - `events` (event type → zod schema), `EventType`, `ContractEvent`, `ContractEventOf<T>`,
  *   `ContractEventSchema`, `EventBatch`, `EventBatchSchema`, `EVENT_TYPES`
  * - `Invoke`                   the caller-side signature every client (IPC or HTTP) implements
- * - `LIMITS`                   size limits the schemas enforce
- * - entity schemas and types: `ProblemSchema`/`Problem`, `WorkflowSummarySchema`/`WorkflowSummary`,
+ * - `LIMITS`                   size limits the schemas enforce (defined in fields.ts, with the
+ *                              field building blocks the channel inputs share)
+ * - entity schemas and types (defined in schemas.ts, re-exported whole):
+ *   `ProblemSchema`/`Problem`, `WorkflowSummarySchema`/`WorkflowSummary`,
  *   `InstanceSummarySchema`/`InstanceSummary`, `InstanceDetailSchema`/`InstanceDetail`,
  *   `NodeStateSchema`/`NodeState`, `HistoryEventSchema`/`HistoryEvent`, `NodeTypeSchema`/`NodeTypeInfo`,
  *   `MetricsSchema`/`Metrics`, `InstanceStateSchema`/`InstanceState`,
@@ -32,62 +35,43 @@
  * server/index.ts (HTTP protocol documented there), electron/.
  */
 import { z } from 'zod';
-import type { Workflow, WorkflowInput } from '../dsl/schema';
+import { ErrorCodes, HostErrorCodes } from '../vocabulary';
 import {
-  ErrorCodes,
-  HostErrorCodes,
-  INSTANCE_STATUSES,
-  NODE_STATUSES,
+  actor,
+  definitionExport,
+  definitionIn,
+  definitionOut,
+  epochMs,
+  jsonObject,
+  jsonValue,
+  LIMITS,
+  name,
+  nodeId,
+  nothing,
+  rowId,
+  version,
+} from './fields';
+import {
+  ApprovalItemSchema,
+  BulkResultSchema,
+  HistoryEventSchema,
+  INSTANCE_STATUS_VALUES,
+  InstanceDetailSchema,
+  InstanceFilterSchema,
+  InstanceListItemSchema,
+  InstanceStateSchema,
+  MetricsSchema,
+  NodeTypeSchema,
+  ProblemSchema,
+  SeriesPointSchema,
   WAITING_FOR_VALUES,
-  type InstanceStatus,
-  type NodeStatus,
-  type WaitingFor,
-} from '../vocabulary';
+  WorkflowSummarySchema,
+} from './schemas';
 
-// ---------------------------------------------------------------- limits
+export { LIMITS } from './fields';
+export * from './schemas';
 
-/**
- * Size limits enforced by the input schemas, so a huge string is refused with its field named
- * before any handler runs. Lengths are UTF-16 code units; JSON sizes are `JSON.stringify` lengths.
- */
-export const LIMITS = {
-  /** Workflow names, actors, business keys and other identifiers. */
-  id: 200,
-  /** Node ids (the DSL allows 1–128). */
-  nodeId: 128,
-  /** Search text, comments, free text. */
-  text: 10_000,
-  /** File names given with an import. */
-  fileName: 260,
-  /** A workflow definition as JSON, or an imported file's text: 5 MiB. */
-  definitionBytes: 5 * 1024 * 1024,
-  /** Variables, results and approval data as JSON: 5 MiB (the engine applies its own, lower limit). */
-  valueBytes: 5 * 1024 * 1024,
-  /** Most statuses one list filter may name. */
-  statuses: 20,
-  /** Largest list page. */
-  pageSize: 1000,
-  /** Most instances one bulk action touches (a larger set is refused: narrow the filter). */
-  bulk: 10_000,
-  /** Most time buckets one metrics series holds. */
-  seriesBuckets: 1440,
-} as const;
-
-// ---------------------------------------------------------------- statuses and errors
-
-/** Instance statuses (engine/vocabulary.ts). */
-export const INSTANCE_STATUS_VALUES = INSTANCE_STATUSES;
-/** One of {@link INSTANCE_STATUS_VALUES}. */
-export type InstanceStatusValue = InstanceStatus;
-
-/** Node statuses (engine/vocabulary.ts). */
-export const NODE_STATUS_VALUES = NODE_STATUSES;
-/** One of {@link NODE_STATUS_VALUES}. */
-export type NodeStatusValue = NodeStatus;
-
-export { WAITING_FOR_VALUES };
-/** One of {@link WAITING_FOR_VALUES}. */
-export type WaitingForValue = WaitingFor;
+// ---------------------------------------------------------------- errors and results
 
 /**
  * Stable error codes of API results. UIs and tests match on these, never on messages: the
@@ -125,295 +109,6 @@ export function ok<T>(value: T): Result<T> {
 export function err(code: ApiErrorCode, message: string, details?: unknown): { ok: false; error: ApiError } {
   return { ok: false, error: details === undefined ? { code, message } : { code, message, details } };
 }
-
-// ---------------------------------------------------------------- building blocks
-
-const isRecord = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-
-function jsonLength(v: unknown): number {
-  try {
-    return JSON.stringify(v)?.length ?? 0;
-  } catch {
-    return Number.POSITIVE_INFINITY;
-  }
-}
-
-/** A JSON value at most `max` characters long once serialized. */
-const jsonValue = (max: number) =>
-  z.unknown().superRefine((v, ctx) => {
-    const n = jsonLength(v);
-    if (n > max)
-      ctx.addIssue({
-        code: 'custom',
-        message: `is ${n === Number.POSITIVE_INFINITY ? 'not JSON' : `${n} characters of JSON`}, above the limit of ${max}`,
-      });
-  });
-
-/** A JSON object at most `max` characters long once serialized. */
-const jsonObject = (max: number) =>
-  z.record(z.string(), z.unknown()).superRefine((v, ctx) => {
-    const n = jsonLength(v);
-    if (n > max)
-      ctx.addIssue({
-        code: 'custom',
-        message: `is ${n === Number.POSITIVE_INFINITY ? 'not JSON' : `${n} characters of JSON`}, above the limit of ${max}`,
-      });
-  });
-
-const name = z.string().min(1).max(LIMITS.id);
-const actor = z.string().min(1).max(LIMITS.id).optional();
-const nodeId = z.string().min(1).max(LIMITS.nodeId);
-const rowId = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
-const version = z.number().int().min(1).max(1_000_000_000);
-const epochMs = z.number().int().min(0).max(8_640_000_000_000_000);
-const nothing = z.strictObject({}).default({});
-
-/**
- * A workflow definition going in: any JSON object up to 5 MiB (a `WorkflowInput` fits); the
- * engine's validator, not this schema, names its problems, so all of them come back at once.
- */
-const definitionIn = jsonObject(LIMITS.definitionBytes);
-/** A saved workflow definition coming out (DSL format 1, as validated by the engine). */
-const definitionOut = z.custom<Workflow>(isRecord, 'must be a workflow definition object');
-/** An exported or imported definition (DSL format 1 JSON, `ui` kept). */
-const definitionExport = z.custom<WorkflowInput>(isRecord, 'must be a workflow definition object');
-
-/** One validation problem (engine/dsl `Problem`): a code, a one-line message, where it is. */
-export const ProblemSchema = z.object({
-  code: z.string(),
-  message: z.string(),
-  nodeId: z.string().optional(),
-  edgeId: z.string().optional(),
-  path: z.array(z.union([z.string(), z.number()])),
-});
-/** See {@link ProblemSchema}. */
-export type Problem = z.output<typeof ProblemSchema>;
-
-/** A workflow in lists: its latest version and instance counts. */
-export const WorkflowSummarySchema = z.object({
-  name: z.string(),
-  latestVersion: z.number(),
-  latestId: z.number(),
-  versions: z.number(),
-  /** When the latest version was saved, epoch ms. */
-  updatedAt: z.number(),
-  instances: z.number(),
-  /** Instances not yet COMPLETED, FAILED or CANCELLED. */
-  liveInstances: z.number(),
-});
-/** See {@link WorkflowSummarySchema}. */
-export type WorkflowSummary = z.output<typeof WorkflowSummarySchema>;
-
-/** A node type as the palette and property forms see it. */
-export const NodeTypeSchema = z.object({
-  type: z.string(),
-  title: z.string(),
-  description: z.string(),
-  /** An icon name the renderer maps to an icon (`globe`, `code`, `clock`, `check`, …). */
-  icon: z.string(),
-  /** Palette group (`Core`, `Integration`, `Human`, …). */
-  group: z.string(),
-  /** JSON Schema (draft 2020-12, input mode) of the node's `config`. */
-  configJsonSchema: z.record(z.string(), z.unknown()),
-  hasCompensate: z.boolean(),
-  /**
-   * Whether `{{ … }}` in the type's string config values are templates (false for `script`), so a
-   * designer validating with the engine's validator checks them the same way. Absent: true.
-   */
-  templates: z.boolean().optional(),
-});
-/** See {@link NodeTypeSchema}. */
-export type NodeTypeInfo = z.output<typeof NodeTypeSchema>;
-
-/** An instance in lists. Times are epoch ms. */
-export const InstanceSummarySchema = z.object({
-  id: z.number(),
-  workflow: z.string(),
-  workflowVersion: z.number(),
-  status: z.string(),
-  businessKey: z.string().nullable(),
-  createdAt: z.number(),
-  startedAt: z.number().nullable(),
-  endedAt: z.number().nullable(),
-  /** Optimistic-lock version: pass it back as `expectedVersion` to refuse stale actions. */
-  version: z.number(),
-  error: z.unknown().optional(),
-  suspension: z.unknown().optional(),
-});
-/** See {@link InstanceSummarySchema}. */
-export type InstanceSummary = z.output<typeof InstanceSummarySchema>;
-
-/**
- * An instance in the monitor's list: the summary plus "why is it stuck", computed in SQL per row.
- * Times are epoch ms.
- */
-export const InstanceListItemSchema = InstanceSummarySchema.extend({
-  /** Nodes running, ready, waiting, retrying or compensating; the failed ones of a FAILED or SUSPENDED instance. */
-  currentNodes: z.array(z.string()),
-  /** Attempt n of m of the most telling current node (retrying, then failed, running, waiting). */
-  attempt: z.number().nullable(),
-  maxAttempts: z.number().nullable(),
-  /** When a retrying node's next attempt is due. */
-  nextRetryAt: z.number().nullable(),
-  waitingFor: z.enum(WAITING_FOR_VALUES).nullable(),
-  /** Since when it waits (the waiting node's start, or when it was suspended). */
-  waitingSince: z.number().nullable(),
-  /** When the wait ends by itself: a timer's due time, an approval's timeout, the next retry. */
-  waitingUntil: z.number().nullable(),
-  /** Why it is SUSPENDED (the failed step, its attempts and error) or FAILED (the error), one line. */
-  reason: z.string().nullable(),
-});
-/** See {@link InstanceListItemSchema}. */
-export type InstanceListItem = z.output<typeof InstanceListItemSchema>;
-
-/** One approval waiting for a person (the Approvals inbox). Times are epoch ms. */
-export const ApprovalItemSchema = z.object({
-  instanceId: z.number(),
-  workflow: z.string(),
-  workflowVersion: z.number(),
-  businessKey: z.string().nullable(),
-  /** The instance's optimistic-lock version when read. */
-  instanceVersion: z.number(),
-  nodeId: z.string(),
-  nodeName: z.string().nullable(),
-  /** The approval's prompt, its expressions filled in. */
-  prompt: z.string().nullable(),
-  /** Who should decide (the node's `config.assignee`), if named. */
-  assignee: z.string().nullable(),
-  /** JSON Schema of the data a decision may carry (the node's `config.form`), if any. */
-  form: z.record(z.string(), z.unknown()).nullable(),
-  /** When the approval was requested. */
-  since: z.number().nullable(),
-  /** When it times out, if it does. */
-  timeoutAt: z.number().nullable(),
-  attempt: z.number(),
-});
-/** See {@link ApprovalItemSchema}. */
-export type ApprovalItem = z.output<typeof ApprovalItemSchema>;
-
-/** One time bucket of `metrics:series`: counts, and duration percentiles (ms) of the completed. */
-export const SeriesPointSchema = z.object({
-  /** The bucket's start, epoch ms. */
-  t: z.number(),
-  started: z.number(),
-  completed: z.number(),
-  failed: z.number(),
-  cancelled: z.number(),
-  p50Ms: z.number().nullable(),
-  p99Ms: z.number().nullable(),
-});
-/** See {@link SeriesPointSchema}. */
-export type SeriesPoint = z.output<typeof SeriesPointSchema>;
-
-/** One node's state within an instance. Times are epoch ms. */
-export const NodeStateSchema = z.object({
-  id: z.string(),
-  status: z.string(),
-  attempt: z.number(),
-  maxAttempts: z.number(),
-  output: z.unknown().optional(),
-  error: z.unknown().optional(),
-  /** What the node waits for (`{ kind: 'approval', prompt, … }`, a timer), when WAITING. */
-  wait: z.unknown().optional(),
-  completedSeq: z.number().nullable(),
-  startedAt: z.number().nullable(),
-  endedAt: z.number().nullable(),
-  nextRunAt: z.number().nullable(),
-});
-/** See {@link NodeStateSchema}. */
-export type NodeState = z.output<typeof NodeStateSchema>;
-
-/** An instance with its variables and node states. Times are epoch ms. */
-export const InstanceDetailSchema = InstanceSummarySchema.extend({
-  workflowId: z.number(),
-  variables: z.record(z.string(), z.unknown()),
-  input: z.record(z.string(), z.unknown()),
-  updatedAt: z.number(),
-  deadlineAt: z.number().nullable(),
-  nodes: z.array(NodeStateSchema),
-});
-/** See {@link InstanceDetailSchema}. */
-export type InstanceDetail = z.output<typeof InstanceDetailSchema>;
-
-/** An instance's state after an action: enough to refresh a row and chain `expectedVersion`. */
-export const InstanceStateSchema = z.object({ id: z.number(), status: z.string(), version: z.number() });
-/** See {@link InstanceStateSchema}. */
-export type InstanceState = z.output<typeof InstanceStateSchema>;
-
-/** One history event of an instance (`at` in epoch ms). */
-export const HistoryEventSchema = z.object({
-  id: z.number(),
-  nodeId: z.string().nullable(),
-  type: z.string(),
-  at: z.number(),
-  attempt: z.number().nullable(),
-  actor: z.string().nullable(),
-  data: z.unknown().optional(),
-});
-/** See {@link HistoryEventSchema}. */
-export type HistoryEvent = z.output<typeof HistoryEventSchema>;
-
-/** Dashboard numbers: counts by status, queue depth, durations, failures, dead letters. */
-export const MetricsSchema = z.object({
-  /** Instance count per status (statuses with no instance are absent). */
-  counts: z.record(z.string(), z.number()),
-  /** `{ pending, running, timers, pending_instances, running_instances }`. */
-  queue: z.record(z.string(), z.number()),
-  /** Per workflow: `{ workflow, completed, avg_ms, p50_ms, p99_ms, max_ms }`. */
-  durations: z.array(z.record(z.string(), z.unknown())),
-  /** Per workflow: `{ workflow, total, failed, suspended, cancelled, failure_rate }`. */
-  failures: z.array(z.record(z.string(), z.unknown())),
-  /**
-   * The latest dead letters, newest first: `{ id, instance_id, workflow, node_id, kind, attempts,
-   * error_json, created_at }`.
-   */
-  deadLetters: z.array(z.record(z.string(), z.unknown())),
-  /** The live instance that has waited longest (WAITING or SUSPENDED, started first), or null. */
-  oldestWaiting: InstanceListItemSchema.nullable().optional(),
-});
-/** See {@link MetricsSchema}. */
-export type Metrics = z.output<typeof MetricsSchema>;
-
-/**
- * The instance filter of the monitor: what `instance:list` takes (besides paging) and what
- * `instance:bulk` acts on. Times are epoch ms, inclusive.
- */
-export const InstanceFilterSchema = z.strictObject({
-  status: z.array(z.enum(INSTANCE_STATUS_VALUES)).max(LIMITS.statuses).optional(),
-  workflow: name.optional(),
-  version: version.optional(),
-  createdFrom: epochMs.optional(),
-  createdTo: epochMs.optional(),
-  /** Matches the id, the business key, the error or the suspension text. */
-  text: z.string().max(LIMITS.text).optional(),
-  /** Only instances waiting for this. */
-  waitingFor: z.enum(WAITING_FOR_VALUES).optional(),
-  /** Only instances whose current nodes include this node id. */
-  node: nodeId.optional(),
-});
-/** An instance filter as a caller sends it. */
-export type InstanceFilterInput = z.input<typeof InstanceFilterSchema>;
-
-/** What `instance:bulk` did (or, with `dryRun`, would do). */
-export const BulkResultSchema = z.object({
-  action: z.enum(['cancel', 'retry']),
-  dryRun: z.boolean(),
-  /** Instances matching the filter that the action applies to (live ones for cancel, FAILED for retry). */
-  matched: z.number(),
-  /** The highest instance id counted: pass it back with the real run to touch this set only. */
-  upToId: z.number(),
-  /** The first (at most 100) matching ids, oldest first. */
-  sample: z.array(z.number()),
-  /** Instances changed (0 in a dry run). */
-  affected: z.number(),
-  /** Instances that had changed meanwhile and were left alone. */
-  skipped: z.number(),
-  /** Why each skipped instance was left alone (at most 100 listed). */
-  errors: z.array(z.object({ id: z.number(), code: z.string(), message: z.string() })),
-});
-/** See {@link BulkResultSchema}. */
-export type BulkResult = z.output<typeof BulkResultSchema>;
 
 // ---------------------------------------------------------------- the contract
 

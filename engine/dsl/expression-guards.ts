@@ -1,6 +1,6 @@
 /**
  * What keeps one JSONata evaluation from stalling its thread (issue 17), beside jsonata's own
- * guardrails (`timeout`, `stack`, `sequence`, set in expressions.ts):
+ * guardrails (`timeout`, `stack`, `sequence`, set in expression-core.ts):
  *
  * - regex literals run on RE2 (regex.ts), so matching is linear; the ones RE2 cannot run are
  *   found before evaluation ({@link expressionProblems});

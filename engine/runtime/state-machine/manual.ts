@@ -13,13 +13,10 @@ import type { Tx } from './tx';
 import { cancelInstance, failInstance, failOnDeadline, pastDeadline, settle, suspendOnNextIncident } from './instance';
 import { completeNode, skipFlows } from './node';
 import { continueCompensation } from './compensation';
+import type { VariablesDiff } from '../../dsl/variables-diff';
 
-/** The variables diff of a manual action: what it changed (top-level keys). */
-export interface VariablesDiff {
-  added: Record<string, unknown>;
-  removed: string[];
-  changed: Record<string, { from: unknown; to: unknown }>;
-}
+// One definition, shared with the renderer's resume preview (engine/dsl/variables-diff.ts).
+export { diffVariables, type VariablesDiff } from '../../dsl/variables-diff';
 
 /** The error of an action refused because its instance passed its deadline (the failure itself is committed). */
 function pastDeadlineError(instanceId: number): EngineError {
@@ -261,16 +258,5 @@ export function retryInstance(tx: Tx, r: { instanceId: number; expectedVersion?:
   tx.events.push({ type: 'instance.changed', instanceId: id, status: 'RUNNING' });
   settle(tx, id);
   return runs;
-}
-
-/** The diff between two variable documents (top-level keys; values compared as JSON). */
-export function diffVariables(before: Record<string, unknown>, after: Record<string, unknown>): VariablesDiff {
-  const diff: VariablesDiff = { added: {}, removed: [], changed: {} };
-  for (const [k, v] of Object.entries(after)) {
-    if (!(k in before)) diff.added[k] = v;
-    else if (JSON.stringify(before[k]) !== JSON.stringify(v)) diff.changed[k] = { from: before[k], to: v };
-  }
-  for (const k of Object.keys(before)) if (!(k in after)) diff.removed.push(k);
-  return diff;
 }
 

@@ -1,28 +1,11 @@
 /**
- * Variables diffs for the resume preview: what an edit changes, top-level key by key, the same
- * shape the engine records in history (`{ added, removed, changed }`).
+ * Variables diffs for the resume preview: what an edit changes, top-level key by key. The diff
+ * itself is the engine's own (engine/dsl/variables-diff.ts, the shape history records); this
+ * module adds what the preview needs around it.
  */
+import type { VariablesDiff } from '../../../engine/dsl/variables-diff';
 
-/** What an edit of the globals changes. */
-export interface VariablesDiff {
-  added: Record<string, unknown>;
-  removed: string[];
-  changed: Record<string, { from: unknown; to: unknown }>;
-}
-
-/** The diff between two variable documents (top-level keys; values compared as JSON). */
-export function diffVariables(
-  before: Record<string, unknown>,
-  after: Record<string, unknown>,
-): VariablesDiff {
-  const diff: VariablesDiff = { added: {}, removed: [], changed: {} };
-  for (const [k, v] of Object.entries(after)) {
-    if (!(k in before)) diff.added[k] = v;
-    else if (JSON.stringify(before[k]) !== JSON.stringify(v)) diff.changed[k] = { from: before[k], to: v };
-  }
-  for (const k of Object.keys(before)) if (!(k in after)) diff.removed.push(k);
-  return diff;
-}
+export { diffVariables, type VariablesDiff } from '../../../engine/dsl/variables-diff';
 
 /** Whether a diff changes nothing. */
 export function isEmptyDiff(diff: VariablesDiff | undefined): boolean {

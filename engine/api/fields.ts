@@ -1,0 +1,95 @@
+/**
+ * The field building blocks of the API contract: the size limits ({@link LIMITS}, re-exported by
+ * contract.ts) and the zod fields that channel inputs and entity schemas share (names, row ids,
+ * versions, epoch times, JSON values under a size limit, workflow definitions in and out).
+ *
+ * Imported by the renderer through contract.ts: zod and type-only imports from engine/dsl/schema
+ * only, never Node or engine runtime code (the lint fence of contract.ts covers this file).
+ */
+import { z } from 'zod';
+import type { Workflow, WorkflowInput } from '../dsl/schema';
+
+/**
+ * Size limits enforced by the input schemas, so a huge string is refused with its field named
+ * before any handler runs. Lengths are UTF-16 code units; JSON sizes are `JSON.stringify` lengths.
+ */
+export const LIMITS = {
+  /** Workflow names, actors, business keys and other identifiers. */
+  id: 200,
+  /** Node ids (the DSL allows 1–128). */
+  nodeId: 128,
+  /** Search text, comments, free text. */
+  text: 10_000,
+  /** File names given with an import. */
+  fileName: 260,
+  /** A workflow definition as JSON, or an imported file's text: 5 MiB. */
+  definitionBytes: 5 * 1024 * 1024,
+  /** Variables, results and approval data as JSON: 5 MiB (the engine applies its own, lower limit). */
+  valueBytes: 5 * 1024 * 1024,
+  /** Most statuses one list filter may name. */
+  statuses: 20,
+  /** Largest list page. */
+  pageSize: 1000,
+  /** Most instances one bulk action touches (a larger set is refused: narrow the filter). */
+  bulk: 10_000,
+  /** Most time buckets one metrics series holds. */
+  seriesBuckets: 1440,
+} as const;
+
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function jsonLength(v: unknown): number {
+  try {
+    return JSON.stringify(v)?.length ?? 0;
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+}
+
+/** A JSON value at most `max` characters long once serialized. */
+export const jsonValue = (max: number) =>
+  z.unknown().superRefine((v, ctx) => {
+    const n = jsonLength(v);
+    if (n > max)
+      ctx.addIssue({
+        code: 'custom',
+        message: `is ${n === Number.POSITIVE_INFINITY ? 'not JSON' : `${n} characters of JSON`}, above the limit of ${max}`,
+      });
+  });
+
+/** A JSON object at most `max` characters long once serialized. */
+export const jsonObject = (max: number) =>
+  z.record(z.string(), z.unknown()).superRefine((v, ctx) => {
+    const n = jsonLength(v);
+    if (n > max)
+      ctx.addIssue({
+        code: 'custom',
+        message: `is ${n === Number.POSITIVE_INFINITY ? 'not JSON' : `${n} characters of JSON`}, above the limit of ${max}`,
+      });
+  });
+
+/** A workflow name (or another identifier): 1 to {@link LIMITS}.id characters. */
+export const name = z.string().min(1).max(LIMITS.id);
+/** Who takes a manual action, recorded in history; optional. */
+export const actor = z.string().min(1).max(LIMITS.id).optional();
+/** A node id: 1 to {@link LIMITS}.nodeId characters. */
+export const nodeId = z.string().min(1).max(LIMITS.nodeId);
+/** A row id (instance, history event): a positive safe integer. */
+export const rowId = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
+/** A workflow version: a positive integer. */
+export const version = z.number().int().min(1).max(1_000_000_000);
+/** A time in epoch ms, within what a `Date` can hold. */
+export const epochMs = z.number().int().min(0).max(8_640_000_000_000_000);
+/** The input of a channel without arguments: `{}`, or nothing. */
+export const nothing = z.strictObject({}).default({});
+
+/**
+ * A workflow definition going in: any JSON object up to 5 MiB (a `WorkflowInput` fits); the
+ * engine's validator, not this schema, names its problems, so all of them come back at once.
+ */
+export const definitionIn = jsonObject(LIMITS.definitionBytes);
+/** A saved workflow definition coming out (DSL format 1, as validated by the engine). */
+export const definitionOut = z.custom<Workflow>(isRecord, 'must be a workflow definition object');
+/** An exported or imported definition (DSL format 1 JSON, `ui` kept). */
+export const definitionExport = z.custom<WorkflowInput>(isRecord, 'must be a workflow definition object');

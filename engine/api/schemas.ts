@@ -1,0 +1,273 @@
+/**
+ * The entity schemas of the API contract: the status values and the shapes handlers return
+ * (workflow summaries, instances, node states, history, metrics, approvals, bulk results, …),
+ * each with its type. contract.ts re-exports every name here, so `import … from '…/contract'`
+ * stays the way in.
+ *
+ * Imported by the renderer through contract.ts: zod and engine/vocabulary.ts only, never Node or
+ * engine runtime code (the lint fence of contract.ts covers this file).
+ */
+import { z } from 'zod';
+import {
+  INSTANCE_STATUSES,
+  NODE_STATUSES,
+  WAITING_FOR_VALUES,
+  type InstanceStatus,
+  type NodeStatus,
+  type WaitingFor,
+} from '../vocabulary';
+import { epochMs, LIMITS, name, nodeId, version } from './fields';
+
+// ---------------------------------------------------------------- statuses
+
+/** Instance statuses (engine/vocabulary.ts). */
+export const INSTANCE_STATUS_VALUES = INSTANCE_STATUSES;
+/** One of {@link INSTANCE_STATUS_VALUES}. */
+export type InstanceStatusValue = InstanceStatus;
+
+/** Node statuses (engine/vocabulary.ts). */
+export const NODE_STATUS_VALUES = NODE_STATUSES;
+/** One of {@link NODE_STATUS_VALUES}. */
+export type NodeStatusValue = NodeStatus;
+
+export { WAITING_FOR_VALUES };
+/** One of {@link WAITING_FOR_VALUES}. */
+export type WaitingForValue = WaitingFor;
+
+// ---------------------------------------------------------------- entities
+
+/** One validation problem (engine/dsl `Problem`): a code, a one-line message, where it is. */
+export const ProblemSchema = z.object({
+  code: z.string(),
+  message: z.string(),
+  nodeId: z.string().optional(),
+  edgeId: z.string().optional(),
+  path: z.array(z.union([z.string(), z.number()])),
+});
+/** See {@link ProblemSchema}. */
+export type Problem = z.output<typeof ProblemSchema>;
+
+/** A workflow in lists: its latest version and instance counts. */
+export const WorkflowSummarySchema = z.object({
+  name: z.string(),
+  latestVersion: z.number(),
+  latestId: z.number(),
+  versions: z.number(),
+  /** When the latest version was saved, epoch ms. */
+  updatedAt: z.number(),
+  instances: z.number(),
+  /** Instances not yet COMPLETED, FAILED or CANCELLED. */
+  liveInstances: z.number(),
+});
+/** See {@link WorkflowSummarySchema}. */
+export type WorkflowSummary = z.output<typeof WorkflowSummarySchema>;
+
+/** A node type as the palette and property forms see it. */
+export const NodeTypeSchema = z.object({
+  type: z.string(),
+  title: z.string(),
+  description: z.string(),
+  /** An icon name the renderer maps to an icon (`globe`, `code`, `clock`, `check`, …). */
+  icon: z.string(),
+  /** Palette group (`Core`, `Integration`, `Human`, …). */
+  group: z.string(),
+  /** JSON Schema (draft 2020-12, input mode) of the node's `config`. */
+  configJsonSchema: z.record(z.string(), z.unknown()),
+  hasCompensate: z.boolean(),
+  /**
+   * Whether `{{ … }}` in the type's string config values are templates (false for `script`), so a
+   * designer validating with the engine's validator checks them the same way. Absent: true.
+   */
+  templates: z.boolean().optional(),
+});
+/** See {@link NodeTypeSchema}. */
+export type NodeTypeInfo = z.output<typeof NodeTypeSchema>;
+
+/** An instance in lists. Times are epoch ms. */
+export const InstanceSummarySchema = z.object({
+  id: z.number(),
+  workflow: z.string(),
+  workflowVersion: z.number(),
+  status: z.string(),
+  businessKey: z.string().nullable(),
+  createdAt: z.number(),
+  startedAt: z.number().nullable(),
+  endedAt: z.number().nullable(),
+  /** Optimistic-lock version: pass it back as `expectedVersion` to refuse stale actions. */
+  version: z.number(),
+  error: z.unknown().optional(),
+  suspension: z.unknown().optional(),
+});
+/** See {@link InstanceSummarySchema}. */
+export type InstanceSummary = z.output<typeof InstanceSummarySchema>;
+
+/**
+ * An instance in the monitor's list: the summary plus "why is it stuck", computed in SQL per row.
+ * Times are epoch ms.
+ */
+export const InstanceListItemSchema = InstanceSummarySchema.extend({
+  /** Nodes running, ready, waiting, retrying or compensating; the failed ones of a FAILED or SUSPENDED instance. */
+  currentNodes: z.array(z.string()),
+  /** Attempt n of m of the most telling current node (retrying, then failed, running, waiting). */
+  attempt: z.number().nullable(),
+  maxAttempts: z.number().nullable(),
+  /** When a retrying node's next attempt is due. */
+  nextRetryAt: z.number().nullable(),
+  waitingFor: z.enum(WAITING_FOR_VALUES).nullable(),
+  /** Since when it waits (the waiting node's start, or when it was suspended). */
+  waitingSince: z.number().nullable(),
+  /** When the wait ends by itself: a timer's due time, an approval's timeout, the next retry. */
+  waitingUntil: z.number().nullable(),
+  /** Why it is SUSPENDED (the failed step, its attempts and error) or FAILED (the error), one line. */
+  reason: z.string().nullable(),
+});
+/** See {@link InstanceListItemSchema}. */
+export type InstanceListItem = z.output<typeof InstanceListItemSchema>;
+
+/** One approval waiting for a person (the Approvals inbox). Times are epoch ms. */
+export const ApprovalItemSchema = z.object({
+  instanceId: z.number(),
+  workflow: z.string(),
+  workflowVersion: z.number(),
+  businessKey: z.string().nullable(),
+  /** The instance's optimistic-lock version when read. */
+  instanceVersion: z.number(),
+  nodeId: z.string(),
+  nodeName: z.string().nullable(),
+  /** The approval's prompt, its expressions filled in. */
+  prompt: z.string().nullable(),
+  /** Who should decide (the node's `config.assignee`), if named. */
+  assignee: z.string().nullable(),
+  /** JSON Schema of the data a decision may carry (the node's `config.form`), if any. */
+  form: z.record(z.string(), z.unknown()).nullable(),
+  /** When the approval was requested. */
+  since: z.number().nullable(),
+  /** When it times out, if it does. */
+  timeoutAt: z.number().nullable(),
+  attempt: z.number(),
+});
+/** See {@link ApprovalItemSchema}. */
+export type ApprovalItem = z.output<typeof ApprovalItemSchema>;
+
+/** One time bucket of `metrics:series`: counts, and duration percentiles (ms) of the completed. */
+export const SeriesPointSchema = z.object({
+  /** The bucket's start, epoch ms. */
+  t: z.number(),
+  started: z.number(),
+  completed: z.number(),
+  failed: z.number(),
+  cancelled: z.number(),
+  p50Ms: z.number().nullable(),
+  p99Ms: z.number().nullable(),
+});
+/** See {@link SeriesPointSchema}. */
+export type SeriesPoint = z.output<typeof SeriesPointSchema>;
+
+/** One node's state within an instance. Times are epoch ms. */
+export const NodeStateSchema = z.object({
+  id: z.string(),
+  status: z.string(),
+  attempt: z.number(),
+  maxAttempts: z.number(),
+  output: z.unknown().optional(),
+  error: z.unknown().optional(),
+  /** What the node waits for (`{ kind: 'approval', prompt, … }`, a timer), when WAITING. */
+  wait: z.unknown().optional(),
+  completedSeq: z.number().nullable(),
+  startedAt: z.number().nullable(),
+  endedAt: z.number().nullable(),
+  nextRunAt: z.number().nullable(),
+});
+/** See {@link NodeStateSchema}. */
+export type NodeState = z.output<typeof NodeStateSchema>;
+
+/** An instance with its variables and node states. Times are epoch ms. */
+export const InstanceDetailSchema = InstanceSummarySchema.extend({
+  workflowId: z.number(),
+  variables: z.record(z.string(), z.unknown()),
+  input: z.record(z.string(), z.unknown()),
+  updatedAt: z.number(),
+  deadlineAt: z.number().nullable(),
+  nodes: z.array(NodeStateSchema),
+});
+/** See {@link InstanceDetailSchema}. */
+export type InstanceDetail = z.output<typeof InstanceDetailSchema>;
+
+/** An instance's state after an action: enough to refresh a row and chain `expectedVersion`. */
+export const InstanceStateSchema = z.object({ id: z.number(), status: z.string(), version: z.number() });
+/** See {@link InstanceStateSchema}. */
+export type InstanceState = z.output<typeof InstanceStateSchema>;
+
+/** One history event of an instance (`at` in epoch ms). */
+export const HistoryEventSchema = z.object({
+  id: z.number(),
+  nodeId: z.string().nullable(),
+  type: z.string(),
+  at: z.number(),
+  attempt: z.number().nullable(),
+  actor: z.string().nullable(),
+  data: z.unknown().optional(),
+});
+/** See {@link HistoryEventSchema}. */
+export type HistoryEvent = z.output<typeof HistoryEventSchema>;
+
+/** Dashboard numbers: counts by status, queue depth, durations, failures, dead letters. */
+export const MetricsSchema = z.object({
+  /** Instance count per status (statuses with no instance are absent). */
+  counts: z.record(z.string(), z.number()),
+  /** `{ pending, running, timers, pending_instances, running_instances }`. */
+  queue: z.record(z.string(), z.number()),
+  /** Per workflow: `{ workflow, completed, avg_ms, p50_ms, p99_ms, max_ms }`. */
+  durations: z.array(z.record(z.string(), z.unknown())),
+  /** Per workflow: `{ workflow, total, failed, suspended, cancelled, failure_rate }`. */
+  failures: z.array(z.record(z.string(), z.unknown())),
+  /**
+   * The latest dead letters, newest first: `{ id, instance_id, workflow, node_id, kind, attempts,
+   * error_json, created_at }`.
+   */
+  deadLetters: z.array(z.record(z.string(), z.unknown())),
+  /** The live instance that has waited longest (WAITING or SUSPENDED, started first), or null. */
+  oldestWaiting: InstanceListItemSchema.nullable().optional(),
+});
+/** See {@link MetricsSchema}. */
+export type Metrics = z.output<typeof MetricsSchema>;
+
+/**
+ * The instance filter of the monitor: what `instance:list` takes (besides paging) and what
+ * `instance:bulk` acts on. Times are epoch ms, inclusive.
+ */
+export const InstanceFilterSchema = z.strictObject({
+  status: z.array(z.enum(INSTANCE_STATUS_VALUES)).max(LIMITS.statuses).optional(),
+  workflow: name.optional(),
+  version: version.optional(),
+  createdFrom: epochMs.optional(),
+  createdTo: epochMs.optional(),
+  /** Matches the id, the business key, the error or the suspension text. */
+  text: z.string().max(LIMITS.text).optional(),
+  /** Only instances waiting for this. */
+  waitingFor: z.enum(WAITING_FOR_VALUES).optional(),
+  /** Only instances whose current nodes include this node id. */
+  node: nodeId.optional(),
+});
+/** An instance filter as a caller sends it. */
+export type InstanceFilterInput = z.input<typeof InstanceFilterSchema>;
+
+/** What `instance:bulk` did (or, with `dryRun`, would do). */
+export const BulkResultSchema = z.object({
+  action: z.enum(['cancel', 'retry']),
+  dryRun: z.boolean(),
+  /** Instances matching the filter that the action applies to (live ones for cancel, FAILED for retry). */
+  matched: z.number(),
+  /** The highest instance id counted: pass it back with the real run to touch this set only. */
+  upToId: z.number(),
+  /** The first (at most 100) matching ids, oldest first. */
+  sample: z.array(z.number()),
+  /** Instances changed (0 in a dry run). */
+  affected: z.number(),
+  /** Instances that had changed meanwhile and were left alone. */
+  skipped: z.number(),
+  /** Why each skipped instance was left alone (at most 100 listed). */
+  errors: z.array(z.object({ id: z.number(), code: z.string(), message: z.string() })),
+});
+/** See {@link BulkResultSchema}. */
+export type BulkResult = z.output<typeof BulkResultSchema>;

@@ -1,0 +1,78 @@
+/**
+ * The `inputSchema` check of validation: a light shape check, the patterns RE2 must be able to
+ * run, then Ajv's own compile where the page allows it (input-schema.ts).
+ *
+ * Shared with the renderer: imports nothing from Node.
+ */
+import { compileInputSchema, schemaPath, schemaPatternProblems } from './input-schema';
+import { isRecord, problem, typeName, type Json, type Problem, type Subject } from './validate-problems';
+
+/**
+ * A light shape check (a pasted example, a typo), then Ajv's own compile when `compile` is set:
+ * a schema Ajv refuses would otherwise pass here and fail every start.
+ */
+export function checkInputSchema(raw: unknown, compile: boolean, out: Problem[]): void {
+  const schema = isRecord(raw) ? raw['inputSchema'] : undefined;
+  if (!isRecord(schema)) return;
+  const type = schema['type'];
+  const properties = schema['properties'];
+  const typeOk =
+    typeof type === 'string' || (Array.isArray(type) && type.every((t) => typeof t === 'string'));
+  const subject: Subject = { label: 'workflow' };
+  if (type !== undefined && !typeOk) {
+    out.push(
+      problem(
+        'INVALID_INPUT_SCHEMA',
+        subject,
+        `inputSchema.type must be a string or an array of strings (got ${typeName(type)})`,
+        ['inputSchema', 'type'],
+      ),
+    );
+  } else if (properties !== undefined && !isRecord(properties)) {
+    out.push(
+      problem(
+        'INVALID_INPUT_SCHEMA',
+        subject,
+        `inputSchema.properties must be an object (got ${typeName(properties)})`,
+        ['inputSchema', 'properties'],
+      ),
+    );
+  } else if (type === undefined && properties === undefined) {
+    out.push(
+      problem(
+        'INVALID_INPUT_SCHEMA',
+        subject,
+        'inputSchema must be a JSON Schema with a "type" or "properties"',
+        ['inputSchema'],
+      ),
+    );
+  } else if (patternsRun(schema, subject, out) && compile) {
+    const compiled = compileInputSchema(schema);
+    if (!compiled.ok) {
+      out.push(
+        problem('INVALID_INPUT_SCHEMA', subject, `inputSchema is not a valid JSON Schema: ${compiled.reason}`, [
+          'inputSchema',
+        ]),
+      );
+    }
+  }
+}
+
+/**
+ * Reports each `inputSchema` pattern that cannot run (checked everywhere, the renderer included);
+ * true when all can. Ajv's compile is skipped otherwise: it would refuse the same pattern again.
+ */
+function patternsRun(schema: Json, subject: Subject, out: Problem[]): boolean {
+  const found = schemaPatternProblems(schema);
+  for (const p of found) {
+    out.push(
+      problem(
+        p.kind === 'syntax' ? 'INVALID_INPUT_SCHEMA' : 'UNSUPPORTED_REGEX',
+        subject,
+        `${schemaPath(p.path)} ${JSON.stringify(p.pattern)} ${p.reason}`,
+        ['inputSchema', ...p.path],
+      ),
+    );
+  }
+  return found.length === 0;
+}
