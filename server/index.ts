@@ -140,6 +140,9 @@ async function readBody(req: Request, limit: number): Promise<Buffer | undefined
   return Buffer.concat(chunks, size);
 }
 
+/** Strict UTF-8: a malformed byte sequence throws instead of becoming U+FFFD. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 /** One connected event-stream client. */
 interface StreamClient {
   send(batch: EventBatch): void;
@@ -287,8 +290,15 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     }
     let payload: unknown;
     if (body.length > 0) {
+      let text: string;
       try {
-        payload = JSON.parse(body.toString('utf8'));
+        // Bytes that are not UTF-8 are refused, not read as U+FFFD into names and values.
+        text = UTF8.decode(body);
+      } catch {
+        return c.json(err('BAD_REQUEST', 'the request body is not valid UTF-8'));
+      }
+      try {
+        payload = JSON.parse(text);
       } catch {
         return c.json(err('BAD_REQUEST', 'the request body is not JSON'));
       }

@@ -8,6 +8,7 @@
  */
 import { z } from 'zod';
 import type { Workflow, WorkflowInput } from '../dsl/schema';
+import { describeNestingProblem, findNestingProblem } from '../dsl/nesting';
 
 /**
  * Size limits enforced by the input schemas, so a huge string is refused with its field named
@@ -47,27 +48,30 @@ function jsonLength(v: unknown): number {
   }
 }
 
-/** A JSON value at most `max` characters long once serialized. */
-export const jsonValue = (max: number) =>
-  z.unknown().superRefine((v, ctx) => {
-    const n = jsonLength(v);
-    if (n > max)
-      ctx.addIssue({
-        code: 'custom',
-        message: `is ${n === Number.POSITIVE_INFINITY ? 'not JSON' : `${n} characters of JSON`}, above the limit of ${max}`,
-      });
-  });
+/**
+ * The refinement of a JSON field: nested at most MAX_NESTING_DEPTH deep (checked first, without
+ * recursion: a deeper value would overflow the stack of what reads it next), and at most `max`
+ * characters once serialized.
+ */
+const jsonWithin = (max: number) => (v: unknown, ctx: z.RefinementCtx) => {
+  const nesting = findNestingProblem(v);
+  if (nesting) {
+    ctx.addIssue({ code: 'custom', message: describeNestingProblem('is not accepted', nesting) });
+    return;
+  }
+  const n = jsonLength(v);
+  if (n > max)
+    ctx.addIssue({
+      code: 'custom',
+      message: `is ${n === Number.POSITIVE_INFINITY ? 'not JSON' : `${n} characters of JSON`}, above the limit of ${max}`,
+    });
+};
 
-/** A JSON object at most `max` characters long once serialized. */
-export const jsonObject = (max: number) =>
-  z.record(z.string(), z.unknown()).superRefine((v, ctx) => {
-    const n = jsonLength(v);
-    if (n > max)
-      ctx.addIssue({
-        code: 'custom',
-        message: `is ${n === Number.POSITIVE_INFINITY ? 'not JSON' : `${n} characters of JSON`}, above the limit of ${max}`,
-      });
-  });
+/** A JSON value at most `max` characters long once serialized (and nested within the limit). */
+export const jsonValue = (max: number) => z.unknown().superRefine(jsonWithin(max));
+
+/** A JSON object at most `max` characters long once serialized (and nested within the limit). */
+export const jsonObject = (max: number) => z.record(z.string(), z.unknown()).superRefine(jsonWithin(max));
 
 /** A workflow name (or another identifier): 1 to {@link LIMITS}.id characters. */
 export const name = z.string().min(1).max(LIMITS.id);

@@ -14,6 +14,7 @@
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { EngineError } from '../errors';
+import { describeNestingProblem, findNestingProblem, formatNestingPath } from './nesting';
 import { ajvLinearRegExp, regexProblem } from './regex';
 import type { Workflow } from './schema';
 
@@ -196,6 +197,12 @@ export function checkVariables(
     throw new EngineError('INVALID_VARIABLES', 'variables must be a JSON object');
   }
   const vars = variables as Record<string, unknown>;
+  const nesting = findNestingProblem(vars);
+  if (nesting) {
+    throw new EngineError('INVALID_VARIABLES', describeNestingProblem('the variables', nesting), {
+      details: [{ field: formatNestingPath(nesting.path), message: describeNestingProblem('the value', nesting) }],
+    });
+  }
   const schema = workflow.inputSchema;
   if (schema === undefined) return vars;
   const check = compileInputSchema(schema);

@@ -5,6 +5,7 @@
  */
 import { parseDocument } from 'yaml';
 import { EngineError } from '../errors';
+import { describeNestingProblem, findNestingProblem } from './nesting';
 
 /**
  * Most alias expansions one YAML document may make.
@@ -229,6 +230,17 @@ function parseYaml(text: string, fileName: string | undefined): unknown {
  *   `file:line:column:` and `details` holding `{ fileName, format, line, column }`.
  */
 export function parseWorkflowText(text: string, fileName?: string): unknown {
+  const value = parseText(text, fileName);
+  const nesting = findNestingProblem(value);
+  if (nesting) {
+    throw new EngineError('INVALID_WORKFLOW', `${fileName ?? 'workflow'}: ${describeNestingProblem('the file', nesting)}`, {
+      details: [{ code: 'TOO_DEEP', message: describeNestingProblem('the file', nesting), path: nesting.path }],
+    });
+  }
+  return value;
+}
+
+function parseText(text: string, fileName?: string): unknown {
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   const lower = fileName?.toLowerCase() ?? '';
   if (lower.endsWith('.json')) return parseJson(body, fileName);

@@ -17,6 +17,21 @@ export const IdSchema = z
   .string()
   .regex(ID_PATTERN, 'must be 1–128 letters, digits, emoji, "_", "-" or "." (no spaces)');
 
+/** Control characters (C0, DEL, C1): never part of a name. */
+// eslint-disable-next-line no-control-regex -- control characters are what it finds
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/u;
+
+/**
+ * A human name (a workflow's, a node's): 1 to `max` characters, no control characters (a NUL or a
+ * newline in a name breaks every list, file name and log line that shows it).
+ */
+export const nameText = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .refine((v) => !CONTROL_CHARACTERS.test(v), 'must not contain control characters (NUL, newline, tab, …)');
+
 /**
  * A retry policy, after Temporal's RetryPolicy.
  *
@@ -50,7 +65,7 @@ export type OnFailure = z.infer<typeof OnFailureSchema>;
 /** The undo action of a node: run in reverse completion order when the instance fails. */
 export const CompensationSchema = z.strictObject({
   type: z.string().min(1),
-  name: z.string().optional(),
+  name: nameText(200).optional(),
   config: z.record(z.string(), z.unknown()).optional(),
   input: z.string().optional(),
   retry: RetryPolicySchema.optional(),
@@ -71,7 +86,7 @@ export type Compensation = z.infer<typeof CompensationSchema>;
 export const NodeSchema = z.strictObject({
   id: IdSchema,
   type: z.string().min(1),
-  name: z.string().max(200).optional(),
+  name: nameText(200).optional(),
   description: z.string().optional(),
   config: z.record(z.string(), z.unknown()).optional(),
   input: z.string().optional(),
@@ -107,7 +122,7 @@ export const UiSchema = z.looseObject({
 /** A whole workflow definition, format 1. */
 export const WorkflowSchema = z.strictObject({
   format: z.literal(1).optional(),
-  name: z.string().min(1).max(200),
+  name: nameText(200),
   description: z.string().optional(),
   deadlineMs: z.number().int().min(1).max(31_536_000_000).optional(),
   inputSchema: z.record(z.string(), z.unknown()).optional(),

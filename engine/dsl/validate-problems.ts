@@ -12,6 +12,11 @@ import { edgeId } from './schema';
 export const ProblemCodes = {
   /** A field has the wrong type or value (from the schema). */
   INVALID_FIELD: 'INVALID_FIELD',
+  /**
+   * The definition nests objects and arrays deeper than MAX_NESTING_DEPTH (engine/dsl/nesting.ts),
+   * or contains itself (a YAML alias inside its own anchor); the message gives the path.
+   */
+  TOO_DEEP: 'TOO_DEEP',
   /** A required field is absent (from the schema). */
   MISSING_FIELD: 'MISSING_FIELD',
   /** A field the format does not know, e.g. a typo such as `retyr` (from the schema). */

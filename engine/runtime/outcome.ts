@@ -7,6 +7,7 @@
  */
 import { EngineError } from '../errors';
 import { applyOutput, evaluateWhen, type ExpressionScope } from '../dsl/expressions';
+import { describeNestingProblem, findNestingProblem } from '../dsl/nesting';
 import type { CompiledEdge, CompiledNode } from './compiled';
 import type { EdgeDecision } from './state-machine/node';
 
@@ -56,11 +57,26 @@ export async function settleResult(node: CompiledNode, output: unknown, scope: E
       retryable: false,
       ...(given ? { kind: 'user' as const } : {}),
     });
+  // Nested past the limit, the result would overflow the stack of what reads it next.
+  const nesting = findNestingProblem(value);
+  if (nesting) {
+    throw new EngineError('RESULT_TOO_LARGE', `node "${node.id}": ${describeNestingProblem(given ? 'the given result' : 'its result', nesting)}`, {
+      retryable: false,
+      ...(given ? { kind: 'user' as const } : {}),
+    });
+  }
   const size = jsonBytes(value);
   if (size > maxBytes) throw tooLarge(given ? 'the given result is' : 'result is', size);
   const patch = await applyOutput(node.def.output, value, scope);
   const variables = Object.keys(patch).length > 0 ? { ...scope.variables, ...patch } : scope.variables;
   if (variables !== scope.variables) {
+    const deep = findNestingProblem(variables);
+    if (deep) {
+      throw new EngineError('RESULT_TOO_LARGE', `node "${node.id}": ${describeNestingProblem('the variables it would make', deep)}`, {
+        retryable: false,
+        ...(given ? { kind: 'user' as const } : {}),
+      });
+    }
     const vsize = jsonBytes(variables);
     if (vsize > maxBytes) throw tooLarge(given ? 'the variables would be' : 'variables would be', vsize);
   }

@@ -4,8 +4,9 @@
  */
 import { EngineError } from '../errors';
 import type { Workflow } from '../dsl/schema';
-import { WorkflowSchema } from '../dsl/schema';
+import { nameText, WorkflowSchema } from '../dsl/schema';
 import { assertValidWorkflow } from '../dsl/validate';
+import { describeNestingProblem, findNestingProblem } from '../dsl/nesting';
 import { definitionHash, exportWorkflow } from '../dsl/export';
 import type { WorkflowSummary } from '../api/contract';
 import type { WorkflowVersionRow } from '../store/port';
@@ -98,7 +99,11 @@ export async function workflowRow(ctx: RuntimeContext, name: string, version?: n
 /** A live workflow version as saved (lossless DSL JSON): the latest when `version` is omitted. @throws EngineError NOT_FOUND */
 export async function getWorkflow(ctx: RuntimeContext, name: string, version?: number): Promise<SavedWorkflow> {
   const row = await workflowRow(ctx, name, version);
-  return { id: row.id, name: row.name, version: row.version, createdAt: row.createdAt, definition: WorkflowSchema.parse(JSON.parse(row.dslJson)) };
+  const raw = JSON.parse(row.dslJson) as unknown;
+  // A version saved before the nesting limit may pass it: say so, rather than overflow an export.
+  const nesting = findNestingProblem(raw);
+  if (nesting) throw new EngineError('INVALID_WORKFLOW', `workflow "${name}" v${row.version} as stored: ${describeNestingProblem('its definition', nesting)}`);
+  return { id: row.id, name: row.name, version: row.version, createdAt: row.createdAt, definition: WorkflowSchema.parse(raw) };
 }
 
 /** Every live workflow with its latest version and instance counts. */
@@ -119,7 +124,10 @@ export async function listVersions(ctx: RuntimeContext, name: string): Promise<{
  *   one whose finished instances still name it); INVALID_INPUT for a blank name.
  */
 export async function renameWorkflow(ctx: RuntimeContext, name: string, newName: string): Promise<{ name: string; versions: number }> {
-  if (newName.trim() === '' || newName.length > 200) throw new EngineError('INVALID_INPUT', 'a workflow name is 1–200 characters, not only spaces');
+  const checked = nameText(200).safeParse(newName);
+  if (newName.trim() === '' || !checked.success) {
+    throw new EngineError('INVALID_INPUT', `newName: a workflow name is 1–200 characters, not only spaces${checked.success ? '' : `, and ${checked.error.issues[0]?.message ?? 'is invalid'}`}`);
+  }
   return ctx.storage.write(({ workflows }) => {
     const rows = workflows.versions(name);
     if (rows.length === 0) throw new EngineError('NOT_FOUND', `workflow "${name}" does not exist`);

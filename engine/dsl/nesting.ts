@@ -1,0 +1,80 @@
+/**
+ * The nesting limit of every JSON value people give the engine: workflow definitions (their
+ * `config`, `inputSchema`, `ui` …), start and resume variables, approval data, and node results.
+ *
+ * Recursive code (validation, templates, export, JSON.stringify, React trees) has a stack; a
+ * value nested thousands deep overflowed it as `INTERNAL: Maximum call stack size exceeded`, or
+ * failed an attempt with a retryable RangeError (issue 17, item 3). Values are checked against
+ * {@link MAX_NESTING_DEPTH} first, by a walk that itself uses no recursion, and refused with the
+ * path where the limit is passed; a YAML alias that contains itself (a circular value) is refused
+ * the same way. Everything within the limit works everywhere.
+ *
+ * Pure (no Node imports): the renderer checks with it too.
+ */
+
+/** How deep a JSON value may nest: objects and arrays inside each other, the outermost counting as 1. */
+export const MAX_NESTING_DEPTH = 100;
+
+/** Where a value passes the limit, or refers to itself. */
+export interface NestingProblem {
+  /** `deep`: nested deeper than the limit at `path`; `circular`: `path` holds a value that contains it. */
+  kind: 'deep' | 'circular';
+  /** Keys from the value's root (array indexes as numbers). */
+  path: (string | number)[];
+}
+
+interface Frame {
+  value: object;
+  keys: (string | number)[];
+  next: number;
+  /** The key under which this value sits in its parent (undefined for the root). */
+  key: string | number | undefined;
+}
+
+function childKeys(value: object): (string | number)[] {
+  return Array.isArray(value) ? value.map((_, i) => i) : Object.keys(value);
+}
+
+/**
+ * The first place where `value` nests deeper than `maxDepth` objects and arrays, or contains
+ * itself; undefined when it does neither. Iterative: safe for any depth.
+ */
+export function findNestingProblem(value: unknown, maxDepth = MAX_NESTING_DEPTH): NestingProblem | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const stack: Frame[] = [{ value, keys: childKeys(value), next: 0, key: undefined }];
+  const onPath = new Set<object>([value]);
+  const pathOf = (extra?: string | number): (string | number)[] => {
+    const path = stack.slice(1).map((f) => f.key as string | number);
+    return extra === undefined ? path : [...path, extra];
+  };
+  while (stack.length > 0) {
+    const top = stack[stack.length - 1] as Frame;
+    if (top.next >= top.keys.length) {
+      onPath.delete(top.value);
+      stack.pop();
+      continue;
+    }
+    const key = top.keys[top.next++] as string | number;
+    const child = (top.value as Record<string | number, unknown>)[key];
+    if (typeof child !== 'object' || child === null) continue;
+    if (onPath.has(child)) return { kind: 'circular', path: pathOf(key) };
+    if (stack.length >= maxDepth) return { kind: 'deep', path: pathOf(key) };
+    onPath.add(child);
+    stack.push({ value: child, keys: childKeys(child), next: 0, key });
+  }
+  return undefined;
+}
+
+/** A path as people read it: `config.a.b[0].c`; `(the value itself)` when empty. */
+export function formatNestingPath(path: readonly (string | number)[]): string {
+  let out = '';
+  for (const k of path) out += typeof k === 'number' ? `[${k}]` : out === '' ? k : `.${k}`;
+  return out === '' ? '(the value itself)' : out;
+}
+
+/** One line saying what is wrong with `what` (e.g. "variables", "the result of node \"a\""). */
+export function describeNestingProblem(what: string, p: NestingProblem): string {
+  return p.kind === 'deep'
+    ? `${what}: nested deeper than ${MAX_NESTING_DEPTH} levels of objects and arrays at ${formatNestingPath(p.path)}`
+    : `${what}: contains itself at ${formatNestingPath(p.path)} (a YAML alias inside its own anchor?)`;
+}

@@ -1,0 +1,59 @@
+// Names are text people read (issue 17, item 9): a NUL, a newline or another control character in
+// a workflow's or a node's name is refused with the field named; a request body that is not
+// UTF-8 is refused by the browser host instead of decoded into U+FFFD.
+import { afterEach, describe, expect, it } from 'vitest';
+import { EngineError } from '../../../engine/errors';
+import { startServer, type RunningServer } from '../../../server/index';
+import { tempEngine } from '../../helpers/temp-engine';
+
+let ctx: ReturnType<typeof tempEngine> | undefined;
+let server: RunningServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+  await ctx?.close();
+  ctx = undefined;
+});
+
+async function refusal(p: Promise<unknown>): Promise<EngineError> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof EngineError) return err;
+    throw err;
+  }
+  throw new Error('expected a refusal');
+}
+
+describe('control characters in names', () => {
+  it('are refused in a workflow name, a node name and a rename, naming the field', async () => {
+    ctx = tempEngine();
+    const { engine } = ctx;
+    const nul = await refusal(engine.deploy({ name: 'orders\u0000', nodes: [{ id: 'a', type: 'pass' }] }));
+    expect(nul.code).toBe('INVALID_WORKFLOW');
+    expect(nul.details).toEqual([expect.objectContaining({ path: ['name'], message: expect.stringMatching(/control characters/) })]);
+    const node = await refusal(engine.deploy({ name: 'orders', nodes: [{ id: 'a', type: 'pass', name: 'line\nbreak' }] }));
+    expect(node.details).toEqual([expect.objectContaining({ nodeId: 'a', path: ['nodes', 0, 'name'] })]);
+    await engine.deploy({ name: 'orders 📦 注文', nodes: [{ id: 'a', type: 'pass', name: 'Pack — 梱包' }] });
+    const renamed = await refusal(engine.renameWorkflow('orders 📦 注文', 'tab\there'));
+    expect(renamed.code).toBe('INVALID_INPUT');
+    expect(renamed.message).toMatch(/newName: .*control characters/);
+    expect((await engine.listWorkflows()).map((w) => w.name)).toEqual(['orders 📦 注文']);
+  });
+});
+
+describe('request bodies that are not UTF-8', () => {
+  it('are refused by the browser host with BAD_REQUEST', async () => {
+    ctx = tempEngine();
+    server = await startServer({ engine: ctx.engine, port: 0, startWorker: false });
+    // "name": "café" in latin-1: the é is one byte 0xE9, not UTF-8
+    const body = Buffer.concat([Buffer.from('{"definition":{"name":"caf'), Buffer.from([0xe9]), Buffer.from('","nodes":[{"id":"a","type":"pass"}]}}')]);
+    const res = await fetch(`http://127.0.0.1:${server.port}/api/workflow:save`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${server.token}`, host: `127.0.0.1:${server.port}` },
+      body,
+    });
+    expect(await res.json()).toEqual({ ok: false, error: { code: 'BAD_REQUEST', message: 'the request body is not valid UTF-8' } });
+    expect(await ctx.engine.listWorkflows()).toEqual([]);
+  });
+});
