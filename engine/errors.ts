@@ -63,7 +63,7 @@ export class EngineError extends Error {
     this.details = options.details;
     this.retryable =
       options.retryable ??
-      !(this.kind === 'user' || code === 'RESULT_TOO_LARGE' || code === 'EXPRESSION_ERROR');
+      !(this.kind === 'user' || code === 'RESULT_TOO_LARGE' || code === 'INVALID_RESULT' || code === 'EXPRESSION_ERROR');
   }
 
   /** The plain-data form stored in history and sent over the API. */

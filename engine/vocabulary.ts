@@ -136,8 +136,10 @@ export const ErrorCodes = {
   TIMEOUT: 'TIMEOUT',
   /** Aborted: the instance was cancelled, or the worker is stopping. */
   CANCELLED: 'CANCELLED',
-  /** A result or the variables exceed the size limit (not retryable). */
+  /** A result or the variables exceed the size or nesting limit (not retryable). */
   RESULT_TOO_LARGE: 'RESULT_TOO_LARGE',
+  /** A result holds what the engine does not keep: a `__proto__` key (not retryable). */
+  INVALID_RESULT: 'INVALID_RESULT',
   /** A JSONata expression or template failed to evaluate. */
   EXPRESSION_ERROR: 'EXPRESSION_ERROR',
   /** A node handler threw (a plain Error becomes this, retryable). */

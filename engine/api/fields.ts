@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import type { Workflow, WorkflowInput } from '../dsl/schema';
-import { describeNestingProblem, findNestingProblem } from '../dsl/nesting';
+import { describeValueProblem, findValueProblem } from '../dsl/value-limits';
 
 /**
  * Size limits enforced by the input schemas, so a huge string is refused with its field named
@@ -54,9 +54,9 @@ function jsonLength(v: unknown): number {
  * characters once serialized.
  */
 const jsonWithin = (max: number) => (v: unknown, ctx: z.RefinementCtx) => {
-  const nesting = findNestingProblem(v);
+  const nesting = findValueProblem(v);
   if (nesting) {
-    ctx.addIssue({ code: 'custom', message: describeNestingProblem('is not accepted', nesting) });
+    ctx.addIssue({ code: 'custom', message: describeValueProblem('is not accepted', nesting) });
     return;
   }
   const n = jsonLength(v);

@@ -9,6 +9,7 @@ import { stringify as toYaml } from 'yaml';
 import type { z } from 'zod';
 import { EngineError } from '../errors';
 import { exportWorkflow, parseWorkflowText, validateWorkflow } from '../dsl';
+import { describeValueProblem, findValueProblem, formatValuePath } from '../dsl/value-limits';
 import type { Engine } from '../runtime/engine';
 import {
   contract,
@@ -278,6 +279,13 @@ export async function dispatch(
   if (!isChannel(channel)) {
     const shown = channel.length > 100 ? `${channel.slice(0, 100)}…` : channel;
     return err('UNKNOWN_CHANNEL', `unknown channel "${shown}"`, { channel: shown });
+  }
+  // Before the schema: a payload nested past the limit (it would overflow what walks it next) or
+  // holding a `__proto__` key (copying it would lose it) is refused with the path.
+  const shape = findValueProblem(payload);
+  if (shape) {
+    const message = describeValueProblem('the payload', shape);
+    return err('BAD_REQUEST', `${channel}: ${message}`, { channel, issues: [{ path: formatValuePath(shape.path), code: shape.kind, message }] });
   }
   const spec = contract[channel];
   const parsed = spec.input.safeParse(payload);

@@ -14,7 +14,7 @@
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { EngineError } from '../errors';
-import { describeNestingProblem, findNestingProblem, formatNestingPath } from './nesting';
+import { describeValueProblem, findValueProblem, formatValuePath } from './value-limits';
 import { ajvLinearRegExp, regexProblem } from './regex';
 import type { Workflow } from './schema';
 
@@ -197,10 +197,10 @@ export function checkVariables(
     throw new EngineError('INVALID_VARIABLES', 'variables must be a JSON object');
   }
   const vars = variables as Record<string, unknown>;
-  const nesting = findNestingProblem(vars);
+  const nesting = findValueProblem(vars);
   if (nesting) {
-    throw new EngineError('INVALID_VARIABLES', describeNestingProblem('the variables', nesting), {
-      details: [{ field: formatNestingPath(nesting.path), message: describeNestingProblem('the value', nesting) }],
+    throw new EngineError('INVALID_VARIABLES', describeValueProblem('the variables', nesting), {
+      details: [{ field: formatValuePath(nesting.path), message: describeValueProblem('the value', nesting) }],
     });
   }
   const schema = workflow.inputSchema;

@@ -5,7 +5,7 @@
  */
 import { parseDocument } from 'yaml';
 import { EngineError } from '../errors';
-import { describeNestingProblem, findNestingProblem } from './nesting';
+import { describeValueProblem, findValueProblem } from './value-limits';
 
 /**
  * Most alias expansions one YAML document may make.
@@ -231,10 +231,10 @@ function parseYaml(text: string, fileName: string | undefined): unknown {
  */
 export function parseWorkflowText(text: string, fileName?: string): unknown {
   const value = parseText(text, fileName);
-  const nesting = findNestingProblem(value);
+  const nesting = findValueProblem(value);
   if (nesting) {
-    throw new EngineError('INVALID_WORKFLOW', `${fileName ?? 'workflow'}: ${describeNestingProblem('the file', nesting)}`, {
-      details: [{ code: 'TOO_DEEP', message: describeNestingProblem('the file', nesting), path: nesting.path }],
+    throw new EngineError('INVALID_WORKFLOW', `${fileName ?? 'workflow'}: ${describeValueProblem('the file', nesting)}`, {
+      details: [{ code: nesting.kind === 'prototype' ? 'PROTOTYPE_KEY' : 'TOO_DEEP', message: describeValueProblem('the file', nesting), path: nesting.path }],
     });
   }
   return value;

@@ -17,6 +17,8 @@ export const ProblemCodes = {
    * or contains itself (a YAML alias inside its own anchor); the message gives the path.
    */
   TOO_DEEP: 'TOO_DEEP',
+  /** A `__proto__` key somewhere in the definition (it would be lost where the value is copied): the message gives the path. */
+  PROTOTYPE_KEY: 'PROTOTYPE_KEY',
   /** A required field is absent (from the schema). */
   MISSING_FIELD: 'MISSING_FIELD',
   /** A field the format does not know, e.g. a typo such as `retyr` (from the schema). */

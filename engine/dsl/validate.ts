@@ -12,7 +12,7 @@
  * validate-expressions.ts (JSONata and templates) and validate-input-schema.ts.
  */
 import { EngineError } from '../errors';
-import { describeNestingProblem, findNestingProblem } from './nesting';
+import { describeValueProblem, findValueProblem } from './value-limits';
 import { WorkflowSchema, type Workflow } from './schema';
 import { checkEdgeExpressions } from './validate-expressions';
 import { checkGraph, checkIds } from './validate-graph';
@@ -59,9 +59,9 @@ export function validateWorkflow(
   const problems: Problem[] = [];
   // Every check below walks the definition recursively: one nested past the limit is refused
   // before any of them runs.
-  const nesting = findNestingProblem(raw);
+  const nesting = findValueProblem(raw);
   if (nesting) {
-    return { ok: false, problems: [{ code: 'TOO_DEEP', message: describeNestingProblem('the workflow', nesting), path: nesting.path }] };
+    return { ok: false, problems: [{ code: nesting.kind === 'prototype' ? 'PROTOTYPE_KEY' : 'TOO_DEEP', message: describeValueProblem('the workflow', nesting), path: nesting.path }] };
   }
   const { nodes, edges, nodesArray } = readLoose(raw);
   const parsed = WorkflowSchema.safeParse(raw);

@@ -8,7 +8,7 @@
  */
 import { EngineError } from '../errors';
 import { isTerminal } from '../vocabulary';
-import { describeNestingProblem, findNestingProblem } from '../dsl/nesting';
+import { describeValueProblem, findValueProblem } from '../dsl/value-limits';
 import type { RuntimeContext } from './context';
 import { loadWorkflow, transact } from './context';
 import { jsonBytes, settleResult, type SettledResult } from './outcome';
@@ -112,8 +112,8 @@ export async function resume(ctx: RuntimeContext, instanceId: number, options: R
   if (inst.status !== 'SUSPENDED' || !suspension) throw new EngineError('INVALID_STATE', `instance ${instanceId} is ${inst.status}, not SUSPENDED`);
   if (options.variables !== undefined && !isPlainObject(options.variables)) throw new EngineError('INVALID_VARIABLES', 'variables must be a JSON object');
   const after = options.variables ?? inst.variables;
-  const nesting = findNestingProblem(after);
-  if (nesting) throw new EngineError('INVALID_VARIABLES', describeNestingProblem('the variables', nesting));
+  const nesting = findValueProblem(after);
+  if (nesting) throw new EngineError('INVALID_VARIABLES', describeValueProblem('the variables', nesting));
   if (jsonBytes(after) > ctx.opts.maxResultBytes) throw new EngineError('INVALID_VARIABLES', `variables are above the limit of ${ctx.opts.maxResultBytes} bytes`);
   const wf = await loadWorkflow(ctx, inst.workflowId);
   const node = wf.nodes.get(suspension.nodeId);

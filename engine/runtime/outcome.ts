@@ -7,7 +7,7 @@
  */
 import { EngineError } from '../errors';
 import { applyOutput, evaluateWhen, type ExpressionScope } from '../dsl/expressions';
-import { describeNestingProblem, findNestingProblem } from '../dsl/nesting';
+import { describeValueProblem, findValueProblem } from '../dsl/value-limits';
 import type { CompiledEdge, CompiledNode } from './compiled';
 import type { EdgeDecision } from './state-machine/node';
 
@@ -58,9 +58,9 @@ export async function settleResult(node: CompiledNode, output: unknown, scope: E
       ...(given ? { kind: 'user' as const } : {}),
     });
   // Nested past the limit, the result would overflow the stack of what reads it next.
-  const nesting = findNestingProblem(value);
+  const nesting = findValueProblem(value);
   if (nesting) {
-    throw new EngineError('RESULT_TOO_LARGE', `node "${node.id}": ${describeNestingProblem(given ? 'the given result' : 'its result', nesting)}`, {
+    throw new EngineError(nesting.kind === 'prototype' ? 'INVALID_RESULT' : 'RESULT_TOO_LARGE', `node "${node.id}": ${describeValueProblem(given ? 'the given result' : 'its result', nesting)}`, {
       retryable: false,
       ...(given ? { kind: 'user' as const } : {}),
     });
@@ -70,9 +70,9 @@ export async function settleResult(node: CompiledNode, output: unknown, scope: E
   const patch = await applyOutput(node.def.output, value, scope);
   const variables = Object.keys(patch).length > 0 ? { ...scope.variables, ...patch } : scope.variables;
   if (variables !== scope.variables) {
-    const deep = findNestingProblem(variables);
+    const deep = findValueProblem(variables);
     if (deep) {
-      throw new EngineError('RESULT_TOO_LARGE', `node "${node.id}": ${describeNestingProblem('the variables it would make', deep)}`, {
+      throw new EngineError(deep.kind === 'prototype' ? 'INVALID_RESULT' : 'RESULT_TOO_LARGE', `node "${node.id}": ${describeValueProblem('the variables it would make', deep)}`, {
         retryable: false,
         ...(given ? { kind: 'user' as const } : {}),
       });

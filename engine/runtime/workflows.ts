@@ -6,7 +6,7 @@ import { EngineError } from '../errors';
 import type { Workflow } from '../dsl/schema';
 import { nameText, WorkflowSchema } from '../dsl/schema';
 import { assertValidWorkflow } from '../dsl/validate';
-import { describeNestingProblem, findNestingProblem } from '../dsl/nesting';
+import { describeValueProblem, findValueProblem } from '../dsl/value-limits';
 import { definitionHash, exportWorkflow } from '../dsl/export';
 import type { WorkflowSummary } from '../api/contract';
 import type { WorkflowVersionRow } from '../store/port';
@@ -101,8 +101,8 @@ export async function getWorkflow(ctx: RuntimeContext, name: string, version?: n
   const row = await workflowRow(ctx, name, version);
   const raw = JSON.parse(row.dslJson) as unknown;
   // A version saved before the nesting limit may pass it: say so, rather than overflow an export.
-  const nesting = findNestingProblem(raw);
-  if (nesting) throw new EngineError('INVALID_WORKFLOW', `workflow "${name}" v${row.version} as stored: ${describeNestingProblem('its definition', nesting)}`);
+  const nesting = findValueProblem(raw);
+  if (nesting) throw new EngineError('INVALID_WORKFLOW', `workflow "${name}" v${row.version} as stored: ${describeValueProblem('its definition', nesting)}`);
   return { id: row.id, name: row.name, version: row.version, createdAt: row.createdAt, definition: WorkflowSchema.parse(raw) };
 }
 

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHandlers, dispatch } from '../../../engine/api/handlers';
-import { MAX_NESTING_DEPTH } from '../../../engine/dsl/nesting';
+import { MAX_NESTING_DEPTH } from '../../../engine/dsl/value-limits';
 import { EngineError } from '../../../engine/errors';
 import { runBin } from '../../helpers/cli';
 import { tempEngine } from '../../helpers/temp-engine';
@@ -37,7 +37,7 @@ describe('past the limit', () => {
 
     const validated = await dispatch(handlers, 'workflow:validate', { definition: deep });
     expect(validated).toMatchObject({ ok: false, error: { code: 'BAD_REQUEST' } });
-    expect(JSON.stringify(validated)).toMatch(/nested deeper than 100 levels of objects and arrays at nodes\[0\]\.config\.result\.a\.a/);
+    expect(JSON.stringify(validated)).toMatch(/nested deeper than 100 levels of objects and arrays at definition\.nodes\[0\]\.config\.result\.a\.a/);
 
     const saved = await dispatch(handlers, 'workflow:save', { definition: withConfig('deep', nested(4500)) });
     expect(saved).toMatchObject({ ok: false, error: { code: 'BAD_REQUEST' } });

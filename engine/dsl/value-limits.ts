@@ -1,6 +1,7 @@
 /**
- * The nesting limit of every JSON value people give the engine: workflow definitions (their
- * `config`, `inputSchema`, `ui` …), start and resume variables, approval data, and node results.
+ * The limits of every JSON value people give the engine: workflow definitions (their `config`,
+ * `inputSchema`, `ui` …), start and resume variables, approval data, and node results — how deep
+ * it nests, and no `__proto__` key.
  *
  * Recursive code (validation, templates, export, JSON.stringify, React trees) has a stack; a
  * value nested thousands deep overflowed it as `INTERNAL: Maximum call stack size exceeded`, or
@@ -9,16 +10,25 @@
  * path where the limit is passed; a YAML alias that contains itself (a circular value) is refused
  * the same way. Everything within the limit works everywhere.
  *
+ * A `__proto__` key is refused wherever a value comes in (issue 17, item 7): JSON.parse keeps it
+ * as a plain key, but most code that copies an object (zod, JSONata's object constructors and
+ * `$merge`, templates) assigns it, which sets the copy's prototype instead, so the key vanished
+ * from some paths and stayed on others. One rule: refused, with its path. (An object whose
+ * prototype such an assignment already changed is refused the same way.)
+ *
  * Pure (no Node imports): the renderer checks with it too.
  */
 
 /** How deep a JSON value may nest: objects and arrays inside each other, the outermost counting as 1. */
 export const MAX_NESTING_DEPTH = 100;
 
-/** Where a value passes the limit, or refers to itself. */
-export interface NestingProblem {
-  /** `deep`: nested deeper than the limit at `path`; `circular`: `path` holds a value that contains it. */
-  kind: 'deep' | 'circular';
+/** Where a value passes the limit, refers to itself, or holds a `__proto__` key. */
+export interface ValueProblem {
+  /**
+   * `deep`: nested deeper than the limit at `path`; `circular`: `path` holds a value that
+   * contains it; `prototype`: `path` is a `__proto__` key (or an object whose prototype one set).
+   */
+  kind: 'deep' | 'circular' | 'prototype';
   /** Keys from the value's root (array indexes as numbers). */
   path: (string | number)[];
 }
@@ -31,6 +41,13 @@ interface Frame {
   key: string | number | undefined;
 }
 
+/** Whether `value` is neither an array nor an object with the plain (or no) prototype JSON objects have. */
+function alteredPrototype(value: object): boolean {
+  if (Array.isArray(value)) return false;
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto !== Object.prototype && proto !== null;
+}
+
 function childKeys(value: object): (string | number)[] {
   return Array.isArray(value) ? value.map((_, i) => i) : Object.keys(value);
 }
@@ -39,8 +56,9 @@ function childKeys(value: object): (string | number)[] {
  * The first place where `value` nests deeper than `maxDepth` objects and arrays, or contains
  * itself; undefined when it does neither. Iterative: safe for any depth.
  */
-export function findNestingProblem(value: unknown, maxDepth = MAX_NESTING_DEPTH): NestingProblem | undefined {
+export function findValueProblem(value: unknown, maxDepth = MAX_NESTING_DEPTH): ValueProblem | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
+  if (alteredPrototype(value)) return { kind: 'prototype', path: [] };
   const stack: Frame[] = [{ value, keys: childKeys(value), next: 0, key: undefined }];
   const onPath = new Set<object>([value]);
   const pathOf = (extra?: string | number): (string | number)[] => {
@@ -55,9 +73,11 @@ export function findNestingProblem(value: unknown, maxDepth = MAX_NESTING_DEPTH)
       continue;
     }
     const key = top.keys[top.next++] as string | number;
+    if (key === '__proto__') return { kind: 'prototype', path: pathOf(key) };
     const child = (top.value as Record<string | number, unknown>)[key];
     if (typeof child !== 'object' || child === null) continue;
     if (onPath.has(child)) return { kind: 'circular', path: pathOf(key) };
+    if (alteredPrototype(child)) return { kind: 'prototype', path: pathOf(key) };
     if (stack.length >= maxDepth) return { kind: 'deep', path: pathOf(key) };
     onPath.add(child);
     stack.push({ value: child, keys: childKeys(child), next: 0, key });
@@ -66,15 +86,15 @@ export function findNestingProblem(value: unknown, maxDepth = MAX_NESTING_DEPTH)
 }
 
 /** A path as people read it: `config.a.b[0].c`; `(the value itself)` when empty. */
-export function formatNestingPath(path: readonly (string | number)[]): string {
+export function formatValuePath(path: readonly (string | number)[]): string {
   let out = '';
   for (const k of path) out += typeof k === 'number' ? `[${k}]` : out === '' ? k : `.${k}`;
   return out === '' ? '(the value itself)' : out;
 }
 
 /** One line saying what is wrong with `what` (e.g. "variables", "the result of node \"a\""). */
-export function describeNestingProblem(what: string, p: NestingProblem): string {
-  return p.kind === 'deep'
-    ? `${what}: nested deeper than ${MAX_NESTING_DEPTH} levels of objects and arrays at ${formatNestingPath(p.path)}`
-    : `${what}: contains itself at ${formatNestingPath(p.path)} (a YAML alias inside its own anchor?)`;
+export function describeValueProblem(what: string, p: ValueProblem): string {
+  if (p.kind === 'deep') return `${what}: nested deeper than ${MAX_NESTING_DEPTH} levels of objects and arrays at ${formatValuePath(p.path)}`;
+  if (p.kind === 'circular') return `${what}: contains itself at ${formatValuePath(p.path)} (a YAML alias inside its own anchor?)`;
+  return `${what}: a "__proto__" key at ${formatValuePath(p.path)} is not accepted (it would be lost where the value is copied): rename it`;
 }
