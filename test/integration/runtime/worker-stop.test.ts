@@ -1,15 +1,14 @@
 /**
- * Second review of the hot path: Worker.stop() waits (up to its grace) only for handlers already
- * in `inflight`. A start dispatched at once by Engine.start holds a reserved slot between its
- * commit and its launch; a stop that begins in that window does not wait for it: the handler is
- * launched after the stop's last turn, aborted at once without any grace, and its lease released
- * (or, for an instant type, its result is dropped): the step runs again later.
+ * Stopping the worker waits (up to its grace) for every step it started, one that `start()`
+ * dispatched at once included: between the start's commit and the step's launch that step holds
+ * a reserved slot, and a stop that begins in that window still gives it its grace and commits its
+ * outcome (it is neither aborted at once nor run again later).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createDefaultRegistry } from '../../engine/nodes/registry';
-import type { NodeType } from '../../engine/nodes/types';
-import { tempEngine } from '../helpers/temp-engine';
+import { createDefaultRegistry } from '../../../engine/nodes/registry';
+import type { NodeType } from '../../../engine/nodes/types';
+import { tempEngine } from '../../helpers/temp-engine';
 
 const calls: string[] = [];
 /** `short-job`: 50 ms of work that honours its abort signal. */
@@ -34,7 +33,7 @@ const shortJob: NodeType<Record<string, never>> = {
     }),
 };
 
-describe('review2: stop() and claims committed but not launched yet', () => {
+describe('stopping the worker while a step started at once is not launched yet', () => {
   let ctx: ReturnType<typeof tempEngine>;
   afterEach(async () => ctx.close());
 
@@ -44,8 +43,8 @@ describe('review2: stop() and claims committed but not launched yet', () => {
     const { engine } = ctx;
     await engine.deploy({ name: 'one', nodes: [{ id: 'a', type: 'short-job', config: {} }], edges: [] });
     engine.startWorker();
-    // The stop begins in the window the review found: the start's transaction has committed (its
-    // events are out) and the step it dispatched at once is not launched yet.
+    // The stop begins in the window between the start's commit (its events are out) and the
+    // launch of the step it dispatched at once.
     let stopped: Promise<void> | undefined;
     const off = engine.on((e) => {
       if (e.type === 'instance.created') stopped = engine.stopWorker(5000);
