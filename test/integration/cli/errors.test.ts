@@ -38,6 +38,19 @@ const EXPECTED_LINES = [
 
 const PURCHASE = example('purchase-approval.workflow.json');
 
+const APPROVAL_YAML = `name: appr
+inputSchema:
+  type: object
+  required: [amount]
+  properties:
+    amount: { type: number, minimum: 0 }
+nodes:
+  - id: total
+    type: pass
+    config: { result: "{{ amount }}" }
+    output: total
+`;
+
 describe('runnel: bad input exits 2 with a clear message and writes nothing', () => {
   let tmp: ReturnType<typeof tempDir>;
   let db: string;
@@ -241,5 +254,62 @@ describe('runnel: bad input exits 2 with a clear message and writes nothing', ()
     const exp = await runCli('export', 'nope', '--db', db);
     expect(exp.code).toBe(2);
     expect(exp.stderr).toBe('error: NOT_FOUND: workflow "nope" does not exist\n');
+  });
+});
+
+describe('runnel: refusals write nothing', () => {
+  let tmp: ReturnType<typeof tempDir>;
+  let db: string;
+  let appr: string;
+  beforeEach(() => {
+    tmp = tempDir();
+    db = path.join(tmp.dir, 'r.db');
+    appr = path.join(tmp.dir, 'appr.yaml');
+    fs.writeFileSync(appr, APPROVAL_YAML);
+  });
+  afterEach(() => tmp.cleanup());
+
+  it('run with --vars failing the inputSchema exits 2 before any database is created or deployed to', async () => {
+    const r = await runCli('run', appr, '--db', db, '--vars', '{"amount":-1}');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^error: INVALID_VARIABLES: variables do not match the inputSchema of appr: amount must be >= 0/);
+    expect(fs.existsSync(db)).toBe(false);
+    // and into an existing database nothing is deployed
+    expect((await runCli('init', '--db', db)).code).toBe(0);
+    expect((await runCli('run', appr, '--db', db, '--vars', '{}')).code).toBe(2);
+    const raw = new Database(db, { readonly: true });
+    try {
+      expect(raw.prepare('SELECT count(*) AS n FROM workflow').get()).toEqual({ n: 0 });
+    } finally {
+      raw.close();
+    }
+    // and good variables still run
+    expect((await runCli('run', appr, '--db', db, '--vars', '{"amount":5}')).code).toBe(0);
+  });
+
+  it.each([['list'], ['show', '1'], ['export', 'appr'], ['start', 'appr'], ['worker', '--until-idle']])(
+    '%s on a 0-byte file says "not a Runnel database (empty file)", exits 2 and leaves it empty',
+    async (...args) => {
+      fs.writeFileSync(db, '');
+      const r = await runCli(...args, '--db', db);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('not a Runnel database (empty file)');
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+      expect(fs.statSync(db).size).toBe(0);
+    },
+  );
+
+  it('export -o into a missing directory exits 2 naming the path, and writes nothing', async () => {
+    expect((await runCli('run', appr, '--db', db, '--vars', '{"amount":5}')).code).toBe(0);
+    const target = path.join(tmp.dir, 'nonexistent', 'dir', 'x.json');
+    const r = await runCli('export', 'appr', '--db', db, '-o', target);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(target);
+    expect(r.stderr).toContain('does not exist');
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(fs.existsSync(path.join(tmp.dir, 'nonexistent'))).toBe(false);
+    const onDir = await runCli('export', 'appr', '--db', db, '-o', tmp.dir);
+    expect(onDir.code).toBe(2);
+    expect(onDir.stderr).toContain('it is a directory');
   });
 });

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { DemoSummary } from '../../../examples/run-examples';
+import { demoTimeLimitMs, runExamples, type DemoSummary } from '../../../examples/run-examples';
 import { parseJson, runCli } from '../../helpers/cli';
 import { tempDir } from '../../helpers/temp-engine';
 
@@ -52,5 +52,25 @@ describe('runnel demo: the three examples on one fresh file', () => {
       await runCli('list', '--db', db, '--json', '--status', 'suspended'),
     );
     expect(list.map((i) => [i.workflow, i.status])).toEqual([['ota-upgrade', 'SUSPENDED']]);
+  });
+});
+
+describe('runnel demo time limit', () => {
+  let tmp: ReturnType<typeof tempDir>;
+  beforeEach(() => {
+    tmp = tempDir();
+  });
+  afterEach(() => tmp.cleanup());
+
+  it('scales with the fleet, and unfinished instances are reported as not finished (exit 1), not as lost', async () => {
+    expect(demoTimeLimitMs(20)).toBe(52_000);
+    expect(demoTimeLimitMs(2000)).toBeGreaterThanOrEqual(200_000);
+    const { exitCode, summary } = await runExamples({ db: path.join(tmp.dir, 'demo.db'), devices: 2, timeoutMs: 1 });
+    expect(exitCode).toBe(1);
+    expect(summary.unfinished).toBeGreaterThan(0);
+    expect(summary.timeLimitMs).toBe(1);
+    expect(summary.report).toContain(`NOT FINISHED within 0.0 s: ${summary.unfinished} of ${summary.launched} instances are still working`);
+    expect(summary.report).toContain('npx runnel worker --until-idle');
+    expect(summary.report).not.toMatch(/LOST/);
   });
 });

@@ -1,7 +1,8 @@
 /**
- * Engine-level fixes from a newcomer review, on real database files in temp dirs: an inputSchema
- * Ajv cannot compile, moved designer positions, read-only database files, and templates that
- * read missing variables.
+ * Read-only database files, on real files in temp dirs: opened read-only, every read works and
+ * every write fails with DATABASE_READONLY, leaving the file untouched; an empty file is "not a
+ * Runnel database"; a file or directory the user cannot write is opened read-only by itself
+ * (checked as an unprivileged user), or says what SQLite needs.
  */
 import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -9,10 +10,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { EngineError } from '../../engine/errors';
-import { databaseAccess, openDatabase } from '../../engine/db/open-database';
-import { Engine } from '../../engine/runtime/engine';
-import { runToSettled, tempDir, tempEngine } from '../helpers/temp-engine';
+import { EngineError } from '../../../engine/errors';
+import { databaseAccess, openDatabase } from '../../../engine/db/open-database';
+import { Engine } from '../../../engine/runtime/engine';
+import { runToSettled, tempDir } from '../../helpers/temp-engine';
 
 async function rejected(promise: Promise<unknown>): Promise<EngineError> {
   const err: unknown = await promise.then(
@@ -34,79 +35,9 @@ function thrown(fn: () => unknown): EngineError {
 }
 
 const sha = (file: string) => crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
-const REPO = path.resolve(import.meta.dirname, '../..');
+const REPO = path.resolve(import.meta.dirname, '../../..');
 /** uid and gid of `nobody` on Debian. */
 const NOBODY = 65534;
-
-describe('an inputSchema Ajv cannot compile', () => {
-  let ctx: ReturnType<typeof tempEngine>;
-  afterEach(async () => ctx.close());
-
-  it('is refused at deploy with INVALID_INPUT_SCHEMA, and a stored one fails start with INVALID_WORKFLOW, never INTERNAL', async () => {
-    ctx = tempEngine();
-    const { engine } = ctx;
-    // given: deploy refuses the schema outright
-    const refused = await rejected(engine.deploy({ name: 'buy', inputSchema: { type: 'objekt' }, nodes: [{ id: 'a', type: 'pass' }] }));
-    expect(refused.code).toBe('INVALID_WORKFLOW');
-    expect(refused.details).toEqual([expect.objectContaining({ code: 'INVALID_INPUT_SCHEMA', path: ['inputSchema'] })]);
-    // and: a version stored before deploy compiled schemas
-    await engine.deploy({ name: 'old', inputSchema: { type: 'object' }, nodes: [{ id: 'a', type: 'pass' }] });
-    const row = (await engine.workflowRow('old'));
-    const dsl = JSON.parse(row.dslJson) as Record<string, unknown>;
-    dsl['inputSchema'] = { type: 'objekt' };
-    engine.db.raw.prepare('UPDATE workflow SET dsl_json = ? WHERE id = ?').run(JSON.stringify(dsl), row.id);
-    // when it is started, twice (the failed compile is cached, not retried into an Ajv stack trace)
-    for (let i = 0; i < 2; i++) {
-      const err = await rejected(engine.start('old', { variables: {} }));
-      // then the start is refused as a user error naming the schema, and nothing was written
-      expect(err.code).toBe('INVALID_WORKFLOW');
-      expect(err.kind).toBe('user');
-      expect(err.message).toMatch(/inputSchema is not a valid JSON Schema/);
-    }
-    expect((await engine.listInstances())).toEqual([]);
-  });
-});
-
-describe('deploying moved nodes (only ui changed)', () => {
-  let ctx: ReturnType<typeof tempEngine>;
-  afterEach(async () => ctx.close());
-
-  it('updates the latest version’s ui in place (uiUpdated), exports the new positions, and leaves instances alone', async () => {
-    ctx = tempEngine();
-    const { engine } = ctx;
-    const definition = (x: number) => ({
-      name: 'moved',
-      nodes: [
-        { id: 'a', type: 'pass', config: { result: 1 }, output: 'one' },
-        { id: 'b', type: 'pass' },
-      ],
-      edges: [{ from: 'a', to: 'b' }],
-      ui: { positions: { a: { x, y: 0 }, b: { x, y: 120 } } },
-    });
-    const first = await engine.deploy(definition(0));
-    const id = await engine.start('moved');
-    const before = await runToSettled(engine, id);
-
-    // when the same definition is saved with the nodes moved
-    const moved = await engine.deploy(definition(300));
-
-    // then no version is made, but the positions are kept and say so
-    expect(moved).toEqual({ workflowId: first.workflowId, name: 'moved', version: 1, created: false, uiUpdated: true });
-    expect((await engine.listVersions('moved'))).toHaveLength(1);
-    expect((await engine.exportWorkflow('moved')).ui).toEqual({ positions: { a: { x: 300, y: 0 }, b: { x: 300, y: 120 } } });
-    // and saving the same again, or without ui, changes nothing
-    expect(await engine.deploy(definition(300))).toEqual({ workflowId: first.workflowId, name: 'moved', version: 1, created: false });
-    const { ui: _ui, ...withoutUi } = definition(999);
-    expect((await engine.deploy(withoutUi)).uiUpdated).toBeUndefined();
-    expect((await engine.exportWorkflow('moved')).ui).toEqual({ positions: { a: { x: 300, y: 0 }, b: { x: 300, y: 120 } } });
-    // and the instance is as it was: same version, status, variables and history
-    const after = (await engine.getInstance(id));
-    expect(after).toEqual(before);
-    // and a new instance still runs on version 1
-    const next = await runToSettled(engine, await engine.start('moved'));
-    expect(next).toMatchObject({ status: 'COMPLETED', workflowVersion: 1, workflowId: first.workflowId });
-  });
-});
 
 describe('read-only database files', () => {
   const cleanups: Array<() => void> = [];
@@ -254,30 +185,5 @@ describe('read-only database files', () => {
     const out = probeAsUser(dir, file, id);
     expect(out.openCode).toBe('DATABASE_READONLY');
     expect(String(out.message)).toContain('-shm');
-  });
-});
-
-describe('a template that reads a missing variable', () => {
-  let ctx: ReturnType<typeof tempEngine>;
-  afterEach(async () => ctx.close());
-
-  it('fails its node at once with a non-retryable EXPRESSION_ERROR naming the variable; a $exists guard still works', async () => {
-    ctx = tempEngine();
-    const { engine } = ctx;
-    await engine.deploy({
-      name: 'holes',
-      nodes: [
-        { id: 'guarded', type: 'pass', config: { result: 'to {{ $exists(who) ? who : "nobody" }}' }, output: 'greeting' },
-        { id: 'url', type: 'pass', config: { result: '{{ base }}/{{ missing.deep }}/{{ n }}' }, retry: { maxAttempts: 3, initialIntervalMs: 1 } },
-      ],
-      edges: [{ from: 'guarded', to: 'url' }],
-    });
-    const inst = await runToSettled(engine, await engine.start('holes', { variables: { base: 'http://x', n: null } }));
-    expect(inst.status).toBe('FAILED');
-    expect(inst.variables.greeting).toBe('to nobody');
-    const node = inst.nodes.find((n) => n.id === 'url');
-    expect(node).toMatchObject({ status: 'FAILED', attempt: 1 });
-    expect(node?.error).toMatchObject({ code: 'EXPRESSION_ERROR', retryable: false });
-    expect((node?.error as { message: string }).message).toMatch(/reads missing variable "missing"/);
   });
 });
