@@ -28,6 +28,16 @@ async function expressionError(run: () => Promise<unknown>): Promise<EngineError
   return err as EngineError;
 }
 
+/** The EngineError a promise rejects with (failing the test when it resolves). */
+async function rejected(promise: Promise<unknown>): Promise<EngineError> {
+  const err: unknown = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(EngineError);
+  return err as EngineError;
+}
+
 describe('parseExpression', () => {
   it('accepts valid JSONata and reports a syntax error with its position', () => {
     expect(parseExpression('device.body.version != targetVersion')).toEqual({ ok: true });
@@ -261,5 +271,39 @@ describe('applyOutput / applyInput (DESIGN.md "Scopes")', () => {
   it('recognises identifiers', () => {
     for (const ok of ['device', '_x', '$x', 'gerät', '結果', 'a1']) expect(isIdentifier(ok)).toBe(true);
     for (const no of ['1a', 'a.b', 'a b', '', '{"a": 1}', '$result.x']) expect(isIdentifier(no)).toBe(false);
+  });
+});
+
+describe('templates never render a missing value silently', () => {
+  const scope: ExpressionScope = { variables: { base: 'http://x', n: null, device: { id: 'd1' } } };
+
+  it('a template reading a missing variable fails, non-retryable, naming the variable and the path', async () => {
+    const err = await rejected(renderTemplates({ url: '{{ base }}/{{ missing.deep }}/{{ n }}' }, scope));
+    expect(err.code).toBe('EXPRESSION_ERROR');
+    expect(err.retryable).toBe(false);
+    expect(err.message).toMatch(/^template \{\{ missing\.deep \}\} in config\.url reads missing variable "missing"/);
+    expect(err.details).toMatchObject({ missing: ['missing'], path: 'config.url' });
+    const whole = await rejected(renderTemplates({ body: { to: '{{ who }}' } }, scope));
+    expect(whole.message).toContain('config.body.to reads missing variable "who"');
+  });
+
+  it('a template inside text that yields no value fails', async () => {
+    const err = await rejected(renderTemplates({ url: '{{ base }}/devices/{{ device.serial }}' }, scope));
+    expect(err.message).toMatch(/yields no value/);
+  });
+
+  it('$exists guards still work, null stays null, and $encodeUrlComponent encodes', async () => {
+    expect(
+      await renderTemplates(
+        {
+          to: '{{ $exists(who) ? who : "nobody" }}',
+          text: 'hi {{ $exists(who) ? who : "there" }}',
+          n: '{{ n }}',
+          inText: 'n={{ n }}',
+          url: '{{ base }}/d/{{ $encodeUrlComponent("a b/ü") }}',
+        },
+        scope,
+      ),
+    ).toEqual({ to: 'nobody', text: 'hi there', n: null, inText: 'n=null', url: 'http://x/d/a%20b%2F%C3%BC' });
   });
 });

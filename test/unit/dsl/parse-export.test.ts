@@ -144,6 +144,22 @@ describe('parseWorkflowText', () => {
   });
 });
 
+describe('duplicate keys in JSON input', () => {
+  it('are refused like YAML’s, naming the key and the line', () => {
+    const text = '{\n  "name": "w",\n  "nodes": [\n    { "id": "a", "type": "pass", "id": "b" }\n  ]\n}\n';
+    const err = thrownBy(() => parseWorkflowText(text, 'w.json'));
+    expect(err.code).toBe('INVALID_WORKFLOW');
+    expect(err.message).toMatch(/^w\.json:4:\d+: invalid JSON: duplicate key "id"/);
+    expect(err.details).toMatchObject({ line: 4, format: 'JSON' });
+    const top = thrownBy(() => parseWorkflowText('{"name":"a","nodes":[],"name":"b"}'));
+    expect(top.message).toContain('duplicate key "name"');
+  });
+
+  it('equal keys in different objects are fine', () => {
+    expect(parseWorkflowText('{"a":{"id":1},"b":{"id":2}}', 'w.json')).toEqual({ a: { id: 1 }, b: { id: 2 } });
+  });
+});
+
 describe('export', () => {
   it('is stable across import → export → import, ui positions included', () => {
     const first = assertValidWorkflow(parseWorkflowText(YAML_TEXT, 'ota.yaml'), catalog);

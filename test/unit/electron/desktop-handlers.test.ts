@@ -1,4 +1,5 @@
-// The desktop-only channels (native file dialogs, app info) over fake dialogs and files.
+// The desktop-only channels (native file dialogs, app info, OS notifications) over fake dialogs,
+// files and notifications.
 import { describe, expect, it } from 'vitest';
 import { LIMITS } from '../../../engine/api/contract';
 import { createDesktopHandlers, dispatchDesktop, type DesktopDeps } from '../../../electron/main/desktop-handlers';
@@ -81,5 +82,23 @@ describe('desktop channels', () => {
     const h = createDesktopHandlers(deps());
     await expect(dispatchDesktop(h, 'app:info', undefined)).resolves.toEqual({ ok: true, value: { dbPath: '/home/u/.config/Runnel/runnel.db', version: '0.1.0', platform: 'linux' } });
     await expect(dispatchDesktop(h, 'workflow:list', {})).resolves.toMatchObject({ ok: false, error: { code: 'UNKNOWN_CHANNEL' } });
+  });
+});
+
+describe('desktop app:notify', () => {
+  it('shows an OS notification and answers whether it was clicked; without notifications, not clicked', async () => {
+    const shown: unknown[] = [];
+    const h1 = createDesktopHandlers(deps({ notify: async (n) => (shown.push(n), true) }));
+    await expect(
+      dispatchDesktop(h1, 'app:notify', { title: 'Instance 4 is SUSPENDED', body: 'open it' }),
+    ).resolves.toEqual({ ok: true, value: { clicked: true } });
+    expect(shown).toEqual([{ title: 'Instance 4 is SUSPENDED', body: 'open it' }]);
+    await expect(
+      dispatchDesktop(createDesktopHandlers(deps()), 'app:notify', { title: 't', body: '' }),
+    ).resolves.toEqual({ ok: true, value: { clicked: false } });
+    await expect(dispatchDesktop(h1, 'app:notify', { title: '', body: 'x' })).resolves.toMatchObject({
+      ok: false,
+      error: { code: 'BAD_REQUEST' },
+    });
   });
 });

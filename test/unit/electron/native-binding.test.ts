@@ -1,17 +1,13 @@
-// better-sqlite3 for Electron in development: where its build lives, how a wrong-ABI build is
-// caught, and that the engine really loads the addon it is given (never importing `electron`).
+// better-sqlite3 for Electron in development: where its build lives and how a wrong-ABI build is
+// caught (never importing `electron`); test/integration/electron/native-binding.test.ts opens an
+// engine with the addon.
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { addonTargetsAbi, electronNativeBinding, electronNativeDir } from '../../../electron/native-binding';
-import { Engine } from '../../../engine/runtime/engine';
-import { tempDir } from '../../helpers/temp-engine';
 
 const nodeBuild = path.join(path.dirname(createRequire(import.meta.url).resolve('better-sqlite3/package.json')), 'build/Release/better_sqlite3.node');
-
-let cleanup: () => void = () => undefined;
-afterEach(() => cleanup());
 
 describe('electron native binding', () => {
   it('caches one build per Electron version, platform and architecture, inside node_modules', () => {
@@ -24,15 +20,5 @@ describe('electron native binding', () => {
     expect(addonTargetsAbi(addon, process.versions.modules)).toBe(true);
     expect(addonTargetsAbi(addon, 150)).toBe(false);
     expect(addonTargetsAbi(new Uint8Array([1, 2, 3]), 150)).toBe(false);
-  });
-
-  it('the engine opens its file with the addon it is given, and refuses a missing one', async () => {
-    const t = tempDir();
-    cleanup = t.cleanup;
-    const engine = Engine.open(path.join(t.dir, 'a.db'), { nativeBinding: nodeBuild });
-    expect((await engine.listWorkflows())).toEqual([]);
-    await engine.close();
-    expect(() => Engine.open(path.join(t.dir, 'b.db'), { nativeBinding: path.join(t.dir, 'missing.node') })).toThrow();
-    expect(fs.existsSync(path.join(t.dir, 'b.db'))).toBe(false);
   });
 });

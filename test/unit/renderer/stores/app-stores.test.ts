@@ -9,7 +9,6 @@ import { createInstancesStore } from '../../../../renderer/src/stores/instances-
 import { createUiStore, MAX_TOASTS } from '../../../../renderer/src/stores/ui-store';
 import { createWorkflowsStore } from '../../../../renderer/src/stores/workflows-store';
 import { exportWorkflow, importWorkflow, runCommand, type FileAccess } from '../../../../renderer/src/commands';
-import { parseVariables } from '../../../../renderer/src/variables';
 
 type Handler = (input: unknown) => Result<unknown> | Promise<Result<unknown>>;
 
@@ -271,14 +270,5 @@ describe('commands', () => {
     expect(stores.ui.getState().view).toBe('dashboard');
     await runCommand('workflow.new', stores, files());
     expect(stores.ui.getState().view).toBe('designer');
-  });
-});
-
-describe('parseVariables', () => {
-  it('accepts an object or nothing, and names what is wrong otherwise', () => {
-    expect(parseVariables('')).toEqual({ ok: true, value: undefined });
-    expect(parseVariables(' {"a": 1} ')).toEqual({ ok: true, value: { a: 1 } });
-    expect(parseVariables('[1]')).toMatchObject({ ok: false, message: expect.stringContaining('JSON object') });
-    expect(parseVariables('{a:1}')).toMatchObject({ ok: false, message: expect.stringContaining('not valid JSON') });
   });
 });
