@@ -1,6 +1,6 @@
 /**
  * Opening a 500-node, 600-edge workflow in the Designer (issue 4's performance check, the same
- * measure as test/e2e/designer-perf.test.ts): the built renderer in real Chromium through the
+ * measure as test/e2e/designer/large-workflow.test.ts): the built renderer in real Chromium through the
  * browser host, the workflow picked in the sidebar `opens` times, each timed (page clock) from
  * the click until the canvas shows all its nodes, measured.
  */

@@ -1,6 +1,6 @@
 /**
- * `npm run ensure:chromium`, and the `pretest` of `npm test`: makes sure the end-to-end tests
- * have a Chromium before anything runs (scripts/chromium.ts decides).
+ * `npm run ensure:chromium`, and the `pretest` of `npm test` and of `npm run test:e2e`: makes sure
+ * the end-to-end tests have a Chromium before anything runs (scripts/chromium.ts decides).
  *
  * Present: one line naming it. Missing, as root with apt-get: says so, runs
  * `apt-get update && apt-get install -y chromium`, and checks again. Missing otherwise: one

@@ -1,6 +1,6 @@
 /**
  * The large workflow of the Designer's performance check (issue 4: 500 nodes, 600 edges), and
- * the timing of its opening in the page. Shared by test/e2e/designer-perf.test.ts and the
+ * the timing of its opening in the page. Shared by test/e2e/designer/large-workflow.test.ts and the
  * benchmark (bench/designer.ts), so both measure the same thing.
  */
 import type { Page } from 'playwright-core';

@@ -1,7 +1,7 @@
 /**
  * End-to-end helpers for the monitor: the built renderer served by a real browser host over a
  * real engine on a temp file, driven in Debian's Chromium through playwright-core (as
- * test/e2e/app.test.ts does), plus the few moves every monitor test makes.
+ * test/e2e/app/frame.test.ts does), plus the few moves every monitor test makes.
  */
 import fs from 'node:fs';
 import os from 'node:os';

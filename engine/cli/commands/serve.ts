@@ -10,7 +10,7 @@ import { json, type CliIo } from '../output';
 
 /**
  * What `runnel serve` uses of server/index.ts. The server is its own TypeScript project that
- * builds on this one, so it is loaded at run time; test/unit/api-contract-types.test.ts checks
+ * builds on this one, so it is loaded at run time; test/unit/api/contract-types.test.ts checks
  * that it satisfies this.
  */
 export interface ServeModule {

@@ -65,10 +65,11 @@ describe('scripts/ensure-chromium.ts', () => {
 });
 
 describe('package.json and .ci/run', () => {
-  it('`npm test` runs it first, `npm run ensure:chromium` is the same command, and .ci/run calls it', () => {
+  it('`npm test` and `npm run test:e2e` run it first, `npm run ensure:chromium` is the same command, and .ci/run calls it', () => {
     const scripts = (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
     expect(scripts.pretest).toBe('node --import tsx scripts/ensure-chromium.ts');
     expect(scripts['ensure:chromium']).toBe(scripts.pretest);
+    expect(scripts['pretest:e2e']).toBe(scripts.pretest);
     const ci = fs.readFileSync(path.join(REPO_ROOT, '.ci/run'), 'utf8');
     expect(ci).toContain('npm run ensure:chromium');
     expect(ci).not.toMatch(/apt-get/);

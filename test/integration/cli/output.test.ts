@@ -1,0 +1,118 @@
+/**
+ * What runnel prints: into a closed pipe it finishes cleanly (no EPIPE crash, the instance's exit
+ * code); hints name `npx runnel …`; tables line up by display width with wide characters and emoji.
+ * Real database files in temp dirs; the pipe tests run the real `bin/runnel.js` under bash.
+ */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { displayWidth } from '../../../engine/cli/output';
+import { REPO_ROOT, runCli } from '../../helpers/cli';
+import { tempDir } from '../../helpers/temp-engine';
+
+/** Runs a bash pipeline from the repository root; returns runnel's own exit code and its stderr. */
+function pipeline(command: string): { runnelCode: number; stderr: string; stdout: string } {
+  const r = spawnSync('bash', ['-c', `${command}; echo "runnel-exit=\${PIPESTATUS[0]}" >&2`], {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  const code = /runnel-exit=(\d+)/.exec(r.stderr)?.[1];
+  return { runnelCode: Number(code ?? NaN), stderr: r.stderr, stdout: r.stdout };
+}
+
+describe('runnel into a closed pipe', () => {
+  let tmp: ReturnType<typeof tempDir>;
+  beforeEach(() => {
+    tmp = tempDir();
+  });
+  afterEach(() => tmp.cleanup());
+
+  it('`run --json | head -c 100` and `run 2>&1 | head -2` finish cleanly: no EPIPE crash, the exit code of the instance', () => {
+    const wf = path.join(tmp.dir, 'big.json');
+    fs.writeFileSync(
+      wf,
+      JSON.stringify({
+        name: 'big',
+        nodes: [
+          { id: 'first', type: 'pass' },
+          { id: 'pause', type: 'delay', config: { durationMs: 400 } },
+          { id: 'big', type: 'script', config: { code: "return 'x'.repeat(300000)" }, output: 'blob' },
+        ],
+        edges: [
+          { from: 'first', to: 'pause' },
+          { from: 'pause', to: 'big' },
+        ],
+      }),
+    );
+    const db = path.join(tmp.dir, 'r.db');
+    const json = pipeline(`node bin/runnel.js run ${wf} --json --db ${db} 2>${tmp.dir}/err.txt | head -c 100`);
+    expect(json.stdout).toHaveLength(100);
+    expect(json.runnelCode).toBe(0);
+    expect(fs.readFileSync(path.join(tmp.dir, 'err.txt'), 'utf8')).not.toMatch(/EPIPE|Unhandled|\n\s+at /);
+
+    const human = pipeline(`node bin/runnel.js run ${wf} --db ${db} 2>&1 | head -2`);
+    expect(human.stdout.trimEnd().split('\n')).toHaveLength(2);
+    expect(human.runnelCode).toBe(0);
+    // and the run finished its work: two completed instances in the file
+    const raw = new Database(db, { readonly: true });
+    try {
+      expect(raw.prepare(`SELECT count(*) AS n FROM instance WHERE status = 'COMPLETED'`).get()).toEqual({ n: 2 });
+    } finally {
+      raw.close();
+    }
+  });
+});
+
+describe('runnel hints and tables', () => {
+  let tmp: ReturnType<typeof tempDir>;
+  let db: string;
+  beforeEach(() => {
+    tmp = tempDir();
+    db = path.join(tmp.dir, 'r.db');
+  });
+  afterEach(() => tmp.cleanup());
+
+  it('hints after run say `npx runnel …` (runnel is not on PATH)', async () => {
+    const wf = path.join(tmp.dir, 'suspends.json');
+    fs.writeFileSync(
+      wf,
+      JSON.stringify({
+        name: 'suspends',
+        nodes: [{ id: 'boom', type: 'script', config: { code: 'throw new Error("no")' }, retry: { maxAttempts: 1 }, onFailure: 'suspend' }],
+      }),
+    );
+    const r = await runCli('run', wf, '--db', db);
+    expect(r.code).toBe(3);
+    expect(r.stdout).toContain(`resume with: npx runnel resume 1 --action retry|skip|fail --db ${db}`);
+    expect(r.stderr).toContain(`details: npx runnel show 1 --history --db ${db}`);
+    expect(`${r.stdout}${r.stderr}`).not.toMatch(/(^|[^x] )runnel (resume|show|worker|approve) /m);
+  });
+
+  it('displayWidth counts wide characters and emoji as two columns, combining marks as none', () => {
+    expect(displayWidth('abc')).toBe(3);
+    expect(displayWidth('设备升级')).toBe(8);
+    expect(displayWidth('한국')).toBe(4);
+    expect(displayWidth('🚀')).toBe(2);
+    expect(displayWidth('👩‍💻')).toBe(2);
+    expect(displayWidth('e\u0301')).toBe(1);
+    expect(displayWidth('ｱ')).toBe(1);
+  });
+
+  it('list lines up its columns by display width with CJK and emoji workflow names', async () => {
+    for (const name of ['设备升级 🚀', 'ota']) {
+      const wf = path.join(tmp.dir, `${name}.json`);
+      fs.writeFileSync(wf, JSON.stringify({ name, nodes: [{ id: 'a', type: 'pass' }] }));
+      expect((await runCli('run', wf, '--db', db)).code).toBe(0);
+    }
+    const lines = (await runCli('list', '--db', db)).stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(3);
+    const statusColumn = lines.map((line) => {
+      const at = line.search(/STATUS|COMPLETED/);
+      return displayWidth(line.slice(0, at));
+    });
+    expect(new Set(statusColumn).size).toBe(1);
+  });
+});

@@ -1,0 +1,185 @@
+/**
+ * Eager dispatch, on real database files: a node made ready by an outcome starts in the same
+ * transaction, leased to this worker (never READY in between); once every slot is taken the others
+ * wait READY for a claim; a start is taken back when a later outcome of the same turn fails the
+ * instance; and dispatching at once never starves due rows: a passed deadline and another
+ * instance's READY step are still claimed while chains keep every slot busy.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { EngineError } from '../../../engine/errors';
+import { createDefaultRegistry } from '../../../engine/nodes/registry';
+import type { NodeType } from '../../../engine/nodes/types';
+import { ManualClock } from '../../../engine/runtime/clock';
+import { tempEngine } from '../../helpers/temp-engine';
+
+/** Lets handlers started by the last turn settle (they run in microtasks and immediates). */
+const settle = () => new Promise<void>((resolve) => setTimeout(resolve, 30));
+
+/** `fail-now`: fails at once, not retryable (after one immediate, so it settles after a pass). */
+const failNow: NodeType<Record<string, never>> = {
+  type: 'fail-now',
+  title: 'Fail now',
+  description: 'Fails at once (tests)',
+  icon: 'alert',
+  group: 'Test',
+  configSchema: z.strictObject({}),
+  execute: () =>
+    new Promise((_, reject) => setImmediate(() => reject(new EngineError('HANDLER_ERROR', 'planned failure', { retryable: false })))),
+};
+
+const chain = (name: string, n: number, extra: Record<string, unknown> = {}) => ({
+  name,
+  ...extra,
+  nodes: Array.from({ length: n }, (_, i) => ({ id: `n${i}`, type: 'pass', config: { result: i } })),
+  edges: Array.from({ length: n - 1 }, (_, i) => ({ from: `n${i}`, to: `n${i + 1}` })),
+});
+
+describe('eager dispatch', () => {
+  let ctx: ReturnType<typeof tempEngine>;
+  afterEach(async () => ctx.close());
+
+  it('starts the next node of a chain in the turn that commits its predecessor, leased to this worker', async () => {
+    ctx = tempEngine();
+    const { engine } = ctx;
+    await engine.deploy({
+      name: 'chain',
+      nodes: [{ id: 'a', type: 'pass', config: { result: 1 } }, { id: 'b', type: 'pass', config: { result: 2 } }, { id: 'c', type: 'pass', config: { result: 3 } }],
+      edges: [{ from: 'a', to: 'b' }, { from: 'b', to: 'c' }],
+    });
+    const id = await engine.start('chain', {});
+    const node = engine.db.raw.prepare<[number, string], { status: string; attempt: number; started_at: number | null }>(
+      `SELECT status, attempt, started_at FROM node_state WHERE instance_id = ? AND node_id = ?`,
+    );
+    const schedule = engine.db.raw.prepare<[number], { id: number; node_id: string; lease_owner: string | null; version: number }>(
+      `SELECT id, node_id, lease_owner, version FROM schedule WHERE instance_id = ? ORDER BY id`,
+    );
+    // Turn 1 claims the entry node a.
+    expect(await engine.tick()).toBe(1);
+    expect(node.get(id, 'a')).toMatchObject({ status: 'RUNNING', attempt: 1 });
+    const [claimOfA] = schedule.all(id);
+    expect(claimOfA).toMatchObject({ node_id: 'a', lease_owner: engine.owner });
+    await settle();
+    // Turn 2 commits a and, in the same transaction, starts b: never READY, already leased, in
+    // a's row taken over in place (one version later; a READY row claimed later would be a new row).
+    expect(await engine.tick()).toBe(2);
+    expect(node.get(id, 'a')?.status).toBe('COMPLETED');
+    expect(node.get(id, 'b')).toMatchObject({ status: 'RUNNING', attempt: 1 });
+    expect(node.get(id, 'b')?.started_at).not.toBeNull();
+    expect(schedule.all(id)).toEqual([{ id: claimOfA?.id, node_id: 'b', lease_owner: engine.owner, version: (claimOfA?.version ?? 0) + 1 }]);
+    await settle();
+    expect(await engine.tick()).toBe(2);
+    await settle();
+    expect(await engine.tick()).toBe(1);
+    const inst = (await engine.getInstance(id));
+    expect(inst.status).toBe('COMPLETED');
+    expect(inst.nodes.map((n) => [n.id, n.status, n.attempt])).toEqual([
+      ['a', 'COMPLETED', 1],
+      ['b', 'COMPLETED', 1],
+      ['c', 'COMPLETED', 1],
+    ]);
+    // Completion order (compensation runs in reverse of it) still follows the chain.
+    const seq = inst.nodes.map((n) => n.completedSeq ?? 0);
+    expect(seq[0]).toBeLessThan(seq[1] ?? 0);
+    expect(seq[1]).toBeLessThan(seq[2] ?? 0);
+    expect(schedule.all(id)).toEqual([]);
+  });
+
+  it('makes nodes READY once every slot is taken (concurrency 1), and they still run', async () => {
+    ctx = tempEngine({ concurrency: 1 });
+    const { engine } = ctx;
+    await engine.deploy({
+      name: 'fan',
+      nodes: [{ id: 's', type: 'pass' }, { id: 'x', type: 'pass' }, { id: 'y', type: 'pass' }],
+      edges: [{ from: 's', to: 'x' }, { from: 's', to: 'y' }],
+    });
+    const id = await engine.start('fan', {});
+    await engine.tick();
+    await settle();
+    await engine.tick();
+    const statuses = (await engine.getInstance(id)).nodes.map((n) => n.status).sort();
+    // One slot: one of x, y started at once, the other waits READY for a claim.
+    expect(statuses).toEqual(['COMPLETED', 'READY', 'RUNNING']);
+    await engine.runUntil(async () => (await engine.isSettled(id)), 10_000);
+    expect((await engine.getInstance(id)).status).toBe('COMPLETED');
+  });
+
+  it('takes a start back when a later outcome of the same turn fails the instance: the node never ran', async () => {
+    ctx = tempEngine({ registry: createDefaultRegistry().register(failNow) });
+    const { engine } = ctx;
+    const ran: string[] = [];
+    const off = engine.on((e) => {
+      if (e.type === 'node.changed' && e.nodeId === 'x') ran.push(e.status);
+    });
+    await engine.deploy({
+      name: 'race',
+      // Two entry nodes: p's outcome (first) makes x ready; q's (second, same turn) fails the instance.
+      nodes: [{ id: 'p', type: 'pass' }, { id: 'q', type: 'fail-now' }, { id: 'x', type: 'pass' }],
+      edges: [{ from: 'p', to: 'x' }],
+    });
+    const id = await engine.start('race', {});
+    expect(await engine.tick()).toBe(2);
+    await settle();
+    expect(await engine.tick()).toBe(2);
+    off();
+    const inst = (await engine.getInstance(id));
+    expect(inst.status).toBe('FAILED');
+    expect(inst.nodes.find((n) => n.id === 'x')).toMatchObject({ status: 'CANCELLED', attempt: 0, startedAt: null });
+    expect(inst.nodes.find((n) => n.id === 'p')?.status).toBe('COMPLETED');
+    expect(ran).toEqual(['RUNNING', 'CANCELLED']);
+    expect(engine.db.raw.prepare(`SELECT count(*) AS n FROM schedule WHERE instance_id = ?`).get(id)).toEqual({ n: 0 });
+    // Nothing is left running: another turn has nothing to commit.
+    await settle();
+    expect(await engine.tick()).toBe(0);
+  });
+});
+
+/**
+ * Eager dispatch takes free slots in the turn that commits an outcome; due rows (a deadline, the
+ * READY rows of other instances: new starts, timers, retries) must still be claimed at the next
+ * free slot, in next_run_at order, as when every start went through a claim.
+ */
+describe('eager dispatch does not starve due rows', () => {
+  let ctx: ReturnType<typeof tempEngine>;
+  afterEach(async () => ctx.close());
+
+  it('fails an instance whose deadline passed even while its chain keeps every slot busy', async () => {
+    const clock = new ManualClock(1_000_000);
+    ctx = tempEngine({ clock, concurrency: 1 });
+    const { engine } = ctx;
+    await engine.deploy(chain('dl', 5, { deadlineMs: 1000 }));
+    const id = await engine.start('dl', {});
+    await engine.tick(); // claims n0
+    await settle();
+    clock.advance(5000); // the deadline passes while n0 runs
+    for (let i = 0; i < 10 && !(await engine.isSettled(id)); i++) {
+      await engine.tick();
+      await settle();
+    }
+    const inst = (await engine.getInstance(id));
+    expect({ status: inst.status, error: (inst.error as { code?: string } | undefined)?.code }).toEqual({ status: 'FAILED', error: 'DEADLINE_EXCEEDED' });
+  });
+
+  it('runs a READY step of another instance before a long chain has finished', async () => {
+    const clock = new ManualClock(1_000_000);
+    ctx = tempEngine({ clock, concurrency: 1 });
+    const { engine } = ctx;
+    await engine.deploy(chain('long', 8));
+    await engine.deploy(chain('short', 1));
+    const long = await engine.start('long', {});
+    await engine.tick(); // claims long's n0
+    clock.advance(1);
+    const short = await engine.start('short', {}); // READY, due now
+    clock.advance(1);
+    let shortDoneWhileLongRan = false;
+    for (let i = 0; i < 30 && !((await engine.isSettled(long)) && (await engine.isSettled(short))); i++) {
+      await settle();
+      await engine.tick();
+      clock.advance(1);
+      if ((await engine.getInstance(short)).status === 'COMPLETED' && (await engine.getInstance(long)).status !== 'COMPLETED') shortDoneWhileLongRan = true;
+    }
+    expect((await engine.getInstance(long)).status).toBe('COMPLETED');
+    expect((await engine.getInstance(short)).status).toBe('COMPLETED');
+    expect(shortDoneWhileLongRan).toBe(true);
+  });
+});

@@ -1,0 +1,20 @@
+// renderer/src/monitor/diff.ts: the diff of an edit of the variables, and the JSON a person types.
+import { describe, expect, it } from 'vitest';
+import { diffVariables, isEmptyDiff, parseJsonObject } from '../../../../renderer/src/monitor/diff';
+
+describe('variables diff and JSON input', () => {
+  it('names what was added, removed and changed; an unchanged edit is empty', () => {
+    expect(diffVariables({ a: 1, b: { x: 1 }, c: 3 }, { a: 1, b: { x: 2 }, d: 'new' })).toEqual({
+      added: { d: 'new' },
+      removed: ['c'],
+      changed: { b: { from: { x: 1 }, to: { x: 2 } } },
+    });
+    expect(isEmptyDiff(diffVariables({ a: [1] }, { a: [1] }))).toBe(true);
+    expect(parseJsonObject('[1]')).toMatchObject({ ok: false });
+    expect(parseJsonObject('{"a": ')).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/^Not valid JSON/),
+    });
+    expect(parseJsonObject('{"a": 1}')).toEqual({ ok: true, value: { a: 1 } });
+  });
+});

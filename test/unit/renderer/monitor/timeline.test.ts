@@ -1,0 +1,87 @@
+// renderer/src/monitor/timeline.ts: the Gantt's bars from an instance's history (attempts,
+// backoffs, waits, markers, what runs now).
+import { describe, expect, it } from 'vitest';
+import type { HistoryEvent, NodeState } from '../../../../engine/api/contract';
+import { buildGantt } from '../../../../renderer/src/monitor/timeline';
+
+const h = (
+  id: number,
+  type: string,
+  at: number,
+  nodeId: string | null,
+  attempt: number | null,
+  data?: unknown,
+  actor: string | null = null,
+): HistoryEvent => ({ id, type, at, nodeId, attempt, actor, ...(data === undefined ? {} : { data }) });
+const node = (id: string, status: string, attempt = 1, extra: Partial<NodeState> = {}): NodeState => ({
+  id,
+  status,
+  attempt,
+  maxAttempts: 3,
+  completedSeq: null,
+  startedAt: null,
+  endedAt: null,
+  nextRunAt: null,
+  ...extra,
+});
+
+describe('Gantt bars from history', () => {
+  it('draws a bar per attempt (with its duration), the backoff between them, waits, markers and what runs now', () => {
+    const history = [
+      h(1, 'instance.created', 1000, null, null),
+      h(2, 'node.completed', 1100, 'a', 1, { durationMs: 80 }),
+      h(3, 'node.failed', 1300, 'b', 1, {
+        durationMs: 150,
+        willRetry: true,
+        nextAttemptAt: 1500,
+        error: { message: 'x' },
+      }),
+      h(4, 'node.completed', 1600, 'b', 2, { durationMs: 90 }),
+      h(5, 'approval.requested', 1700, 'ask', 1),
+      h(6, 'approval.decided', 2500, 'ask', 1, { approved: true }, 'ada'),
+      h(7, 'node.completed', 2500, 'ask', 1),
+      h(8, 'instance.resumed', 2600, 'c', null, { action: 'retry' }, 'ops'),
+    ];
+    const g = buildGantt(history, [node('c', 'RUNNING', 2, { startedAt: 2700 })], 1000, null, 3000);
+    const bars = g.bars.map((b) => [b.nodeId, b.attempt, b.kind, b.start, b.end, b.open]);
+    expect(bars).toEqual(
+      expect.arrayContaining([
+        ['a', 1, 'completed', 1020, 1100, false],
+        ['b', 1, 'failed', 1150, 1300, false],
+        ['b', 1, 'backoff', 1300, 1500, false],
+        ['b', 2, 'completed', 1510, 1600, false],
+        ['ask', 1, 'waiting', 1700, 2500, false],
+        ['c', 2, 'running', 2700, 3000, true],
+      ]),
+    );
+    expect(g.rows).toEqual(['a', 'b', 'ask', 'c']);
+    expect(g.markers.map((m) => [m.type, m.nodeId, m.label])).toEqual([
+      ['instance.created', null, 'started'],
+      ['approval.decided', 'ask', 'approved by ada'],
+      ['instance.resumed', null, 'resumed by ops'],
+    ]);
+    expect(g.from).toBe(1000);
+    expect(g.to).toBe(3000);
+  });
+
+  it('keeps an open wait open until now, and closes a wait the end of the instance cut', () => {
+    const waiting = buildGantt(
+      [h(1, 'timer.started', 100, 'nap', 1, { until: 5000 })],
+      [node('nap', 'WAITING')],
+      0,
+      null,
+      900,
+    );
+    expect(waiting.bars).toEqual([
+      expect.objectContaining({ nodeId: 'nap', kind: 'waiting', start: 100, end: 900, open: true }),
+    ]);
+    const ended = buildGantt(
+      [h(1, 'timer.started', 100, 'nap', 1, { until: 5000 })],
+      [node('nap', 'CANCELLED')],
+      0,
+      400,
+      900,
+    );
+    expect(ended.bars).toEqual([expect.objectContaining({ kind: 'waiting', end: 400, open: false })]);
+  });
+});
