@@ -1,7 +1,7 @@
 /**
  * The entity schemas of the API contract: the status values and the shapes handlers return
  * (workflow summaries, instances, node states, history, metrics, approvals, bulk results, …),
- * each with its type. contract.ts re-exports every name here, so `import … from '…/contract'`
+ * each with its type. contract.ts re-exports every name here: importing them from contract.ts
  * stays the way in.
  *
  * Imported by the renderer through contract.ts: zod and engine/vocabulary.ts only, never Node or
