@@ -55,7 +55,6 @@ import {
   ApprovalItemSchema,
   BulkResultSchema,
   HistoryEventSchema,
-  INSTANCE_STATUS_VALUES,
   InstanceDetailSchema,
   InstanceFilterSchema,
   InstanceListItemSchema,
@@ -64,7 +63,6 @@ import {
   NodeTypeSchema,
   ProblemSchema,
   SeriesPointSchema,
-  WAITING_FOR_VALUES,
   WorkflowSummarySchema,
 } from './schemas';
 
@@ -225,28 +223,15 @@ export const contract = {
    * per-status counts of instances matching every filter but `status` and paging, for chips.
    */
   'instance:list': {
-    input: z
-      .strictObject({
-        status: z.array(z.enum(INSTANCE_STATUS_VALUES)).max(LIMITS.statuses).optional(),
-        workflow: name.optional(),
-        version: version.optional(),
-        createdFrom: epochMs.optional(),
-        createdTo: epochMs.optional(),
-        /** Matches the id, the business key, the error or the suspension text. */
-        text: z.string().max(LIMITS.text).optional(),
-        /** Only instances waiting for this (timer, approval, retry, person). */
-        waitingFor: z.enum(WAITING_FOR_VALUES).optional(),
-        /** Only instances whose current nodes include this node id. */
-        node: nodeId.optional(),
-        /** Only these instances (a live view refreshing its rows); at most one page. */
-        ids: z.array(rowId).max(LIMITS.pageSize).optional(),
-        beforeId: rowId.optional(),
-        /** Rows newer than this id, oldest first (what arrived since a page was loaded). */
-        afterId: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
-        limit: z.number().int().min(1).max(LIMITS.pageSize).default(50),
-        withCounts: z.boolean().default(true),
-      })
-      .default({ limit: 50, withCounts: true }),
+    input: InstanceFilterSchema.extend({
+      /** Only these instances (a live view refreshing its rows); at most one page. */
+      ids: z.array(rowId).max(LIMITS.pageSize).optional(),
+      beforeId: rowId.optional(),
+      /** Rows newer than this id, oldest first (what arrived since a page was loaded). */
+      afterId: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+      limit: z.number().int().min(1).max(LIMITS.pageSize).default(50),
+      withCounts: z.boolean().default(true),
+    }).default({ limit: 50, withCounts: true }),
     output: z.object({
       items: z.array(InstanceListItemSchema),
       nextBeforeId: z.number().nullable(),

@@ -36,7 +36,7 @@ export async function executeStep(deps: ExecutorDeps, wf: CompiledWorkflow, step
     const error = new EngineError('INTERNAL', `node "${step.nodeId}" is not in workflow ${wf.name} v${wf.version}`).toJSON();
     return { kind: 'failed', step, error, final: true, decisions: [] };
   }
-  const scope: ExpressionScope = { variables: step.variables, steps: step.steps, ...(step.error === undefined ? {} : { error: step.error }) };
+  const scope: ExpressionScope = step.error === undefined ? { variables: step.variables, steps: step.steps } : { variables: step.variables, steps: step.steps, error: step.error };
   try {
     switch (step.row.kind) {
       case 'run': {
@@ -67,12 +67,12 @@ export async function executeStep(deps: ExecutorDeps, wf: CompiledWorkflow, step
 
 /** The context a handler (or its compensation) gets. */
 function context<C>(deps: ExecutorDeps, step: ClaimedStep, node: CompiledNode, type: string, config: C, input: unknown, signal: AbortSignal, compensation: boolean): NodeContext<C> {
-  return {
+  const ctx: NodeContext<C> = {
     instanceId: step.row.instanceId,
     nodeId: node.id,
     type,
     attempt: step.attempt,
-    idempotencyKey: `${step.row.instanceId}:${node.id}${compensation ? ':compensate' : ''}`,
+    idempotencyKey: compensation ? `${step.row.instanceId}:${node.id}:compensate` : `${step.row.instanceId}:${node.id}`,
     config,
     input,
     variables: Object.freeze({ ...step.variables }),
@@ -80,8 +80,9 @@ function context<C>(deps: ExecutorDeps, step: ClaimedStep, node: CompiledNode, t
     signal,
     now: () => deps.clock.now(),
     log: (message, data) => deps.log(step, message, data),
-    ...(compensation ? { result: step.ownResult ?? null } : {}),
   };
+  if (compensation) ctx.result = step.ownResult ?? null;
+  return ctx;
 }
 
 async function runHandler(deps: ExecutorDeps, step: ClaimedStep, node: CompiledNode, scope: ExpressionScope, controller: AbortController | undefined): Promise<Outcome> {

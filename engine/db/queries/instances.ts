@@ -82,26 +82,26 @@ export function createInstanceQueries(db: Database.Database): InstanceQueries {
         id: r.id,
         workflowId: r.workflowId,
         status: r.status,
-        variables: parseStored<Record<string, unknown>>(r.variablesJson, () => `instance ${id} variables_json`),
+        variables: parseStored<Record<string, unknown>>(r.variablesJson, id, 'variables_json'),
         version: r.version,
-        suspension: r.suspensionJson === null ? null : parseStored<Suspension>(r.suspensionJson, () => `instance ${id} suspension_json`),
+        suspension: r.suspensionJson === null ? null : parseStored<Suspension>(r.suspensionJson, id, 'suspension_json'),
         endStatus: r.endStatus,
         startedAt: r.startedAt,
         deadlineAt: r.deadlineAt,
-        error: r.errorJson === null ? null : parseStored<SerializedError>(r.errorJson, () => `instance ${id} error_json`),
+        error: r.errorJson === null ? null : parseStored<SerializedError>(r.errorJson, id, 'error_json'),
       };
     },
     head: (id) => head.get(id),
     variables: (id) => {
       const r = variables.get(id);
-      return r === undefined ? undefined : { status: r.status, variables: parseStored<Record<string, unknown>>(r.v, () => `instance ${id} variables_json`) };
+      return r === undefined ? undefined : { status: r.status, variables: parseStored<Record<string, unknown>>(r.v, id, 'variables_json') };
     },
     touch: ({ id, status, now }) => void touch.run(status, now, now, id),
     setVariables: ({ id, variables: vars, now }) => void setVariables.run(JSON.stringify(vars), now, id),
     mergeVariables: ({ id, patch, now }) => {
       const cur = variables.get(id);
       if (!cur) return;
-      setVariables.run(JSON.stringify({ ...parseStored<Record<string, unknown>>(cur.v, () => `instance ${id} variables_json`), ...patch }), now, id);
+      setVariables.run(JSON.stringify({ ...parseStored<Record<string, unknown>>(cur.v, id, 'variables_json'), ...patch }), now, id);
     },
     setStatus: ({ id, status, now }) => void setStatus.run(status, now, id),
     end: ({ id, status, error, now }) => void end.run(status, json(error), now, now, id),

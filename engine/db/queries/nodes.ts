@@ -29,7 +29,6 @@ const COLS = `node_id AS nodeId, status, attempt, attempt_limit AS attemptLimit,
   started_at AS startedAt`;
 
 function toRow(r: RawNode, instanceId: number): NodeRow {
-  const parse = <T>(s: string | null, column: string): T | null => (s === null ? null : parseStored<T>(s, () => `node_state (instance ${instanceId}, node "${r.nodeId}") ${column}`));
   return {
     nodeId: r.nodeId,
     status: r.status,
@@ -38,9 +37,9 @@ function toRow(r: RawNode, instanceId: number): NodeRow {
     pendingIn: r.pendingIn,
     takenIn: r.takenIn,
     version: r.version,
-    output: r.outputJson === null ? undefined : parse<unknown>(r.outputJson, 'output_json'),
-    error: parse<SerializedError>(r.errorJson, 'error_json'),
-    wait: parse<NodeWait>(r.waitJson, 'wait_json'),
+    output: r.outputJson === null ? undefined : parseStored<unknown>(r.outputJson, instanceId, 'output_json', r.nodeId),
+    error: r.errorJson === null ? null : parseStored<SerializedError>(r.errorJson, instanceId, 'error_json', r.nodeId),
+    wait: r.waitJson === null ? null : parseStored<NodeWait>(r.waitJson, instanceId, 'wait_json', r.nodeId),
     completedSeq: r.completedSeq,
     startedAt: r.startedAt,
   };
@@ -137,9 +136,8 @@ export function createNodeQueries(db: Database.Database): NodeQueries {
     results: (instanceId) => {
       const steps: StepResults = {};
       for (const s of results.all(instanceId)) {
-        const parse = (text: string | null, column: string): unknown => (text === null ? null : parseStored<unknown>(text, () => `node_state (instance ${instanceId}, node "${s.nodeId}") ${column}`));
-        if (s.status === 'FAILED') steps[s.nodeId] = { error: parse(s.errorJson, 'error_json') };
-        else steps[s.nodeId] = parse(s.outputJson, 'output_json');
+        if (s.status === 'FAILED') steps[s.nodeId] = { error: s.errorJson === null ? null : parseStored<unknown>(s.errorJson, instanceId, 'error_json', s.nodeId) };
+        else steps[s.nodeId] = s.outputJson === null ? null : parseStored<unknown>(s.outputJson, instanceId, 'output_json', s.nodeId);
       }
       return steps;
     },
@@ -147,7 +145,7 @@ export function createNodeQueries(db: Database.Database): NodeQueries {
     otherIncidents: ({ instanceId, exceptNodeId }) =>
       otherIncidents.all(instanceId, exceptNodeId).map((r) => ({
         nodeId: r.nodeId,
-        error: r.errorJson === null ? null : parseStored<SerializedError>(r.errorJson, () => `node_state (instance ${instanceId}, node "${r.nodeId}") error_json`),
+        error: r.errorJson === null ? null : parseStored<SerializedError>(r.errorJson, instanceId, 'error_json', r.nodeId),
         attempt: r.attempt,
         endedAt: r.endedAt,
       })),

@@ -64,6 +64,9 @@ export function isDamagedRow(err: unknown): err is EngineError {
   return err instanceof EngineError && err.code === 'DATABASE_CORRUPT';
 }
 
+/** What a step that reads neither `$steps` nor `$error` gets (shared: nothing writes to it). */
+const NO_STEP_INPUTS: { steps: StepResults; error: unknown } = Object.freeze({ steps: Object.freeze({}) as StepResults, error: undefined });
+
 /**
  * What a claimed row's execution needs besides the row: `$steps` when the workflow reads it, the
  * node follows an error edge or it is a compensation, and then `$error` for a node reached by an
@@ -72,7 +75,7 @@ export function isDamagedRow(err: unknown): err is EngineError {
 function stepInputs(tx: Tx, wf: CompiledWorkflow, row: ScheduleRow): { steps: StepResults; error: unknown } {
   const node = wf.nodes.get(row.nodeId ?? '');
   const afterError = node?.incoming.some((e) => e.on === 'error') === true;
-  if (!wf.usesSteps && !afterError && row.kind !== 'compensate') return { steps: {}, error: undefined };
+  if (!wf.usesSteps && !afterError && row.kind !== 'compensate') return NO_STEP_INPUTS;
   const steps = tx.q.nodes.results(row.instanceId);
   let error: unknown;
   if (afterError && node) {
@@ -173,7 +176,6 @@ function claimRow(tx: Tx, o: ClaimOptions, row: ScheduleRow, out: ClaimedStep[])
     return;
   }
   const nodeId = row.nodeId ?? '';
-  const base = { row: leased, workflowId: wf.id, nodeId, startedAt: now, variables: inst.variables };
   // The usual case in one statement: a fresh claim of a READY/RETRYING node with attempts left.
   const started =
     row.kind === 'run' && !recovered && inst.status !== 'COMPENSATING'
@@ -181,12 +183,18 @@ function claimRow(tx: Tx, o: ClaimOptions, row: ScheduleRow, out: ClaimedStep[])
       : undefined;
   if (started) {
     noteStart(tx, inst, nodeId, started.attempt);
+    const inputs = stepInputs(tx, wf, leased);
     out.push({
-      ...base,
-      ...stepInputs(tx, wf, leased),
+      row: leased,
+      workflowId: wf.id,
+      nodeId,
       attempt: started.attempt,
       attemptLimit: started.attemptLimit,
       exhausted: false,
+      startedAt: now,
+      variables: inst.variables,
+      steps: inputs.steps,
+      error: inputs.error,
     });
     return;
   }
@@ -266,12 +274,18 @@ function claimRow(tx: Tx, o: ClaimOptions, row: ScheduleRow, out: ClaimedStep[])
       });
     }
   }
+  const inputs = stepInputs(tx, wf, leased);
   out.push({
-    ...base,
-    ...stepInputs(tx, wf, leased),
+    row: leased,
+    workflowId: wf.id,
+    nodeId,
     attempt,
     attemptLimit: state.attemptLimit,
     exhausted,
+    startedAt: now,
+    variables: inst.variables,
+    steps: inputs.steps,
+    error: inputs.error,
     wait: state.wait,
     ownResult: state.output,
   });
@@ -309,7 +323,7 @@ export function takeDispatched(tx: Tx, d: Dispatch): ClaimedStep[] {
       leaseOwner: d.owner,
       version: e.version,
     };
-    const wf = tx.workflow(e.workflowId);
+    const inputs = stepInputs(tx, tx.workflow(e.workflowId), row);
     out.push({
       row,
       workflowId: e.workflowId,
@@ -319,7 +333,8 @@ export function takeDispatched(tx: Tx, d: Dispatch): ClaimedStep[] {
       exhausted: false,
       startedAt: now,
       variables: inst.variables,
-      ...stepInputs(tx, wf, row),
+      steps: inputs.steps,
+      error: inputs.error,
     });
   }
   return out;
