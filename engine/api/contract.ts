@@ -63,6 +63,7 @@ import {
   NodeTypeSchema,
   ProblemSchema,
   SeriesPointSchema,
+  StorageHealthSchema,
   WorkflowSummarySchema,
 } from './schemas';
 
@@ -293,6 +294,8 @@ export const contract = {
   },
   /** Dashboard numbers. */
   'metrics:get': { input: nothing, output: MetricsSchema },
+  /** How the database itself is doing (cheap: the status bar polls it): the WAL's size and bound. */
+  'storage:health': { input: nothing, output: StorageHealthSchema },
   /**
    * The Approvals inbox: approval nodes WAITING for a person, the longest-waiting first, with
    * their prompt, assignee, form and since when; `total` counts them all.

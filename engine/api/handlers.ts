@@ -150,7 +150,9 @@ export function createHandlers(engine: Engine): Handlers {
       return stateOf(id);
     },
 
-    'metrics:get': async () => ({ ...(await engine.metrics()), oldestWaiting: await engine.oldestWaiting() }),
+    'metrics:get': async () => ({ ...(await engine.metrics()), oldestWaiting: await engine.oldestWaiting(), storage: engine.storage.health() }),
+
+    'storage:health': async () => engine.storage.health(),
 
     'instance:approvals': async ({ workflow, limit }) => engine.listApprovals({ workflow, limit }),
 

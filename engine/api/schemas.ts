@@ -228,7 +228,20 @@ export const MetricsSchema = z.object({
   deadLetters: z.array(z.record(z.string(), z.unknown())),
   /** The live instance that has waited longest (WAITING or SUSPENDED, started first), or null. */
   oldestWaiting: InstanceListItemSchema.nullable().optional(),
+  /** The database itself (see StorageHealthSchema). */
+  storage: z.lazy(() => StorageHealthSchema).optional(),
 });
+
+/**
+ * How the database itself is doing: the write-ahead log's size and its bound, bytes. A WAL past
+ * its bound means a reader holds old frames (a long read transaction, often in another process)
+ * and checkpoints cannot reset it until it lets go.
+ */
+export const StorageHealthSchema = z.object({
+  wal: z.object({ bytes: z.number(), limitBytes: z.number() }).optional(),
+});
+/** See {@link StorageHealthSchema}. */
+export type StorageHealthInfo = z.output<typeof StorageHealthSchema>;
 /** See {@link MetricsSchema}. */
 export type Metrics = z.output<typeof MetricsSchema>;
 

@@ -35,6 +35,11 @@ export interface OpenOptions {
    * {@link databaseAccess} says the file cannot be written.
    */
   readonly?: boolean;
+  /**
+   * Size a WAL that grew past it (a reader held old frames) is truncated back to when it resets,
+   * bytes; also the bound `health()` reports it against. Default {@link WAL_SIZE_LIMIT_BYTES}.
+   */
+  walLimitBytes?: number;
   /** Attempts of a write transaction that meets SQLITE_BUSY, default 12. */
   busyRetries?: number;
   /**
@@ -351,7 +356,7 @@ export function openDatabase(file: string, options: OpenOptions = {}): RunnelDb 
     raw.pragma('foreign_keys = ON');
     raw.pragma(`wal_autocheckpoint = ${Math.max(0, Math.floor(options.walAutocheckpoint ?? 1000))}`);
     raw.pragma('temp_store = MEMORY');
-    if (!readonly) raw.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
+    if (!readonly) raw.pragma(`journal_size_limit = ${Math.max(0, Math.floor(options.walLimitBytes ?? WAL_SIZE_LIMIT_BYTES))}`);
     if (readonly) checkReadableSchema(raw, resolved);
     else if (options.migrate !== false) migrate(raw);
   } catch (err) {

@@ -9,7 +9,8 @@
 import { EngineError } from '../errors';
 import { databaseError } from './damage';
 import type { LeaseKeeper, ReadModel, StorageBackend, WriteQueries } from '../store/port';
-import { isBusyError, openDatabase, type OpenOptions, type RunnelDb } from './open-database';
+import fs from 'node:fs';
+import { isBusyError, openDatabase, WAL_SIZE_LIMIT_BYTES, type OpenOptions, type RunnelDb } from './open-database';
 import { createNodeQueries } from './queries/nodes';
 import { createHistoryQueries, createInstanceQueries } from './queries/instances';
 import { createReadModel } from './queries/read-model';
@@ -88,6 +89,7 @@ export function sqliteStorage(db: RunnelDb, options: SqliteStorageOptions = {}):
     },
   };
   const walAutocheckpoint = Math.max(0, Math.floor(options.walAutocheckpoint ?? 1000));
+  const walLimitBytes = Math.max(0, Math.floor(options.walLimitBytes ?? WAL_SIZE_LIMIT_BYTES));
   const checkpointMs = options.checkpointIntervalMs ?? 20;
   let upkeep: UpkeepThread | undefined;
   let upkeepTried = false;
@@ -139,6 +141,16 @@ export function sqliteStorage(db: RunnelDb, options: SqliteStorageOptions = {}):
           await stopIdleThread();
         },
       };
+    },
+    health() {
+      if (db.file === ':memory:') return {};
+      let bytes = 0;
+      try {
+        bytes = fs.statSync(`${db.file}-wal`).size;
+      } catch {
+        // no WAL file (closed cleanly, or read-only): nothing pending
+      }
+      return { wal: { bytes, limitBytes: walLimitBytes } };
     },
     releaseLeases: (owner, now) => db.write(() => queries.schedule.releaseLeases({ owner, now })),
     startUpkeep() {

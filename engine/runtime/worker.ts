@@ -57,6 +57,9 @@ interface Inflight {
   beatAt: number;
 }
 
+/** How often the loop looks at the write-ahead log's size, ms. */
+const WAL_CHECK_MS = 5000;
+
 /** Longest sleep between failed loop turns (a full disk, a damaged file), ms. */
 const MAX_FAILURE_BACKOFF_MS = 5000;
 
@@ -277,6 +280,31 @@ export class Worker {
 
   private readonly damagedInstances = new Set<number>();
 
+  private walCheckedAt = 0;
+  private walOver = false;
+
+  /**
+   * Says once when the write-ahead log passes its bound (a reader holds old frames, so checkpoints
+   * cannot reset it: issue 17 saw 818 MiB in 45 s) and once when it is back; looked at every few
+   * seconds (a stat, no query).
+   */
+  private watchWal(): void {
+    const t = Date.now();
+    if (t - this.walCheckedAt < WAL_CHECK_MS) return;
+    this.walCheckedAt = t;
+    const wal = this.deps.storage.health().wal;
+    if (!wal) return;
+    const over = wal.bytes > wal.limitBytes;
+    if (over === this.walOver) return;
+    this.walOver = over;
+    const mib = (b: number) => `${(b / (1024 * 1024)).toFixed(b >= 10 * 1024 * 1024 ? 0 : 1)} MiB`;
+    console.error(
+      over
+        ? `runnel worker: the write-ahead log is ${mib(wal.bytes)}, above its bound of ${mib(wal.limitBytes)}: a reader holds old frames (a long read transaction, often in another process); it shrinks back once that reader lets go`
+        : `runnel worker: the write-ahead log is back within its bound (${mib(wal.bytes)})`,
+    );
+  }
+
   /** Says once per instance that a row of it is damaged and its step waits. */
   private warnDamaged(row: ScheduleRow, err: EngineError): void {
     if (this.damagedInstances.has(row.instanceId)) return;
@@ -299,6 +327,7 @@ export class Worker {
   async tick(): Promise<number> {
     const { storage, clock, events } = this.deps;
     this.keeper?.alive();
+    this.watchWal();
     const before = clock.now();
     const jumpedFrom = this.checkClock(before);
     const outcomes = this.outcomes;

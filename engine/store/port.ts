@@ -153,6 +153,16 @@ export interface ReadModel {
   workflowsWithWork(now: number): Promise<number[]>;
 }
 
+/** How the database itself is doing (what `metrics:get` and the status bar show). */
+export interface StorageHealth {
+  /**
+   * The write-ahead log's size and the size it is kept to, bytes (SQLite; absent elsewhere). A
+   * WAL past its bound means a reader holds old frames (a long read transaction, often in another
+   * process): checkpoints cannot reset it until that reader lets go.
+   */
+  wal?: { bytes: number; limitBytes: number };
+}
+
 /** Lease renewal kept alive off the loop's thread (see {@link StorageBackend.keepLeases}). */
 export interface LeaseKeeper {
   /** Tells the keeper the loop is alive (cheap: called every loop turn). */
@@ -183,6 +193,8 @@ export interface StorageBackend {
    * another worker, and a hung one does after `stallMs`.
    */
   keepLeases(o: { owner: string; leaseMs: number; stallMs: number }): LeaseKeeper;
+  /** How the database itself is doing (cheap: no query). */
+  health(): StorageHealth;
   /** Hands `owner`'s leases on at once (a stopping worker): they expire at `now`. */
   releaseLeases(owner: string, now: number): Promise<void>;
   /** Background upkeep while the worker loop runs (SQLite: WAL checkpoints on a thread of their own). */

@@ -664,6 +664,7 @@ const badInputs: Record<Channel, { payload: unknown; field: string }[]> = {
     { payload: { id: 1, nodeId: 'approve', approved: true, comment: 'c'.repeat(10_001) }, field: 'comment' },
   ],
   'metrics:get': [{ payload: { since: 0 }, field: 'since' }],
+  'storage:health': [{ payload: { verbose: true }, field: 'verbose' }],
   'instance:approvals': [
     { payload: { limit: 0 }, field: 'limit' },
     { payload: { workflow: 5 }, field: 'workflow' },
