@@ -9,10 +9,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { EngineError } from '../../../engine/errors';
 import { Engine } from '../../../engine/runtime/engine';
 import { runBin } from '../../helpers/cli';
 import { tempDir } from '../../helpers/temp-engine';
+import { rejectionOf } from '../../helpers/engine-errors';
 
 let dir: ReturnType<typeof tempDir> | undefined;
 afterEach(() => {
@@ -34,15 +34,6 @@ async function fileWith(n: number): Promise<string> {
   return file;
 }
 
-async function rejection(p: Promise<unknown>): Promise<EngineError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof EngineError) return err;
-    throw err;
-  }
-  throw new Error('expected a rejection');
-}
 
 const sha = (file: string) => crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
 const noStack = (text: string) => expect(text).not.toMatch(/\n\s+at .+:\d+:\d+/);
@@ -84,8 +75,8 @@ describe('damaged pages', () => {
     // and: in-process, reads and writes say the same, and the worker writes nothing either
     const engine = Engine.open(file);
     try {
-      expect((await rejection(engine.start('plain'))).code).toBe('DATABASE_CORRUPT');
-      expect((await rejection(engine.listInstances())).code).toBe('DATABASE_CORRUPT');
+      expect((await rejectionOf(engine.start('plain'))).code).toBe('DATABASE_CORRUPT');
+      expect((await rejectionOf(engine.listInstances())).code).toBe('DATABASE_CORRUPT');
       const logged: string[] = [];
       const original = console.error;
       console.error = (...a: unknown[]) => void logged.push(a.map(String).join(' '));

@@ -14,6 +14,7 @@ import { EngineError } from '../../../engine/errors';
 import { databaseAccess, openDatabase } from '../../../engine/db/open-database';
 import { Engine } from '../../../engine/runtime/engine';
 import { runToSettled, tempDir } from '../../helpers/temp-engine';
+import { thrownBy } from '../../helpers/engine-errors';
 
 async function rejected(promise: Promise<unknown>): Promise<EngineError> {
   const err: unknown = await promise.then(
@@ -24,15 +25,6 @@ async function rejected(promise: Promise<unknown>): Promise<EngineError> {
   return err as EngineError;
 }
 
-function thrown(fn: () => unknown): EngineError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(EngineError);
-    return err as EngineError;
-  }
-  throw new Error('expected an EngineError');
-}
 
 const sha = (file: string) => crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
 const REPO = path.resolve(import.meta.dirname, '../../..');
@@ -105,7 +97,7 @@ describe('read-only database files', () => {
     cleanups.push(cleanup);
     const empty = path.join(dir, 'empty.db');
     fs.writeFileSync(empty, '');
-    const err = thrown(() => openDatabase(empty, { readonly: true }));
+    const err = thrownBy(() => openDatabase(empty, { readonly: true }));
     expect(err.code).toBe('DATABASE_CORRUPT');
     expect(err.kind).toBe('user');
     expect(err.message).toContain('not a Runnel database (empty file)');

@@ -2,9 +2,9 @@
 // a workflow's or a node's name is refused with the field named; a request body that is not
 // UTF-8 is refused by the browser host instead of decoded into U+FFFD.
 import { afterEach, describe, expect, it } from 'vitest';
-import { EngineError } from '../../../engine/errors';
 import { startServer, type RunningServer } from '../../../server/index';
 import { tempEngine } from '../../helpers/temp-engine';
+import { rejectionOf } from '../../helpers/engine-errors';
 
 let ctx: ReturnType<typeof tempEngine> | undefined;
 let server: RunningServer | undefined;
@@ -15,27 +15,18 @@ afterEach(async () => {
   ctx = undefined;
 });
 
-async function refusal(p: Promise<unknown>): Promise<EngineError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof EngineError) return err;
-    throw err;
-  }
-  throw new Error('expected a refusal');
-}
 
 describe('control characters in names', () => {
   it('are refused in a workflow name, a node name and a rename, naming the field', async () => {
     ctx = tempEngine();
     const { engine } = ctx;
-    const nul = await refusal(engine.deploy({ name: 'orders\u0000', nodes: [{ id: 'a', type: 'pass' }] }));
+    const nul = await rejectionOf(engine.deploy({ name: 'orders\u0000', nodes: [{ id: 'a', type: 'pass' }] }));
     expect(nul.code).toBe('INVALID_WORKFLOW');
     expect(nul.details).toEqual([expect.objectContaining({ path: ['name'], message: expect.stringMatching(/control characters/) })]);
-    const node = await refusal(engine.deploy({ name: 'orders', nodes: [{ id: 'a', type: 'pass', name: 'line\nbreak' }] }));
+    const node = await rejectionOf(engine.deploy({ name: 'orders', nodes: [{ id: 'a', type: 'pass', name: 'line\nbreak' }] }));
     expect(node.details).toEqual([expect.objectContaining({ nodeId: 'a', path: ['nodes', 0, 'name'] })]);
     await engine.deploy({ name: 'orders 📦 注文', nodes: [{ id: 'a', type: 'pass', name: 'Pack — 梱包' }] });
-    const renamed = await refusal(engine.renameWorkflow('orders 📦 注文', 'tab\there'));
+    const renamed = await rejectionOf(engine.renameWorkflow('orders 📦 注文', 'tab\there'));
     expect(renamed.code).toBe('INVALID_INPUT');
     expect(renamed.message).toMatch(/newName: .*control characters/);
     expect((await engine.listWorkflows()).map((w) => w.name)).toEqual(['orders 📦 注文']);

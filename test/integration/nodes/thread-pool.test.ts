@@ -11,6 +11,7 @@ import type { NodeResult } from '../../../engine/nodes/types';
 import { makeContext, type TestNodeContext } from '../../helpers/node-context';
 import { tempDir } from '../../helpers/temp-engine';
 import { THREAD_NODE, type ThreadNodeConfig } from '../../helpers/thread-node';
+import { rejectionOf } from '../../helpers/engine-errors';
 
 const MODULE = (THREAD_NODE.module as URL).href;
 const FAILURE: ThreadFailure = { code: 'HANDLER_ERROR', what: 'node type "test.thread"' };
@@ -31,15 +32,6 @@ function ctx(config: ThreadNodeConfig, key = 'k'): TestNodeContext<ThreadNodeCon
 }
 
 /** The rejection of `promise` (fails the test when it resolves). */
-async function rejection(promise: Promise<unknown>): Promise<EngineError> {
-  const outcome = await promise.then(
-    (value) => ({ value }),
-    (error: unknown) => ({ error }),
-  );
-  if (!('error' in outcome)) throw new Error(`expected a rejection, got ${JSON.stringify(outcome.value)}`);
-  expect(outcome.error).toBeInstanceOf(EngineError);
-  return outcome.error as EngineError;
-}
 
 function markFile(): string {
   const t = tempDir('runnel-pool-');
@@ -105,7 +97,7 @@ describe('thread pool', () => {
     // when the middle one is aborted while queued
     const started = performance.now();
     c.controller.abort(new EngineError('TIMEOUT', 'attempt timed out after 50 ms'));
-    const aborted = await rejection(runs[1] as Promise<NodeResult>);
+    const aborted = await rejectionOf(runs[1] as Promise<NodeResult>);
     const abortedAfter = performance.now() - started;
     // then it fails at once with the signal's reason, the others run in order, and it never ran
     expect(aborted.code).toBe('TIMEOUT');
@@ -127,7 +119,7 @@ describe('thread pool', () => {
     // when its attempt is aborted (as the worker does at timeoutMs)
     const started = performance.now();
     spin.controller.abort(new EngineError('TIMEOUT', 'attempt timed out after 300 ms'));
-    const error = await rejection(running);
+    const error = await rejectionOf(running);
     // then it ends now with that reason, and the next attempt runs on a fresh thread
     expect(performance.now() - started).toBeLessThan(200);
     expect(error.code).toBe('TIMEOUT');
@@ -139,7 +131,7 @@ describe('thread pool', () => {
 
   it('a thread that exits fails its attempt with the failure code (retryable), and the pool goes on with a fresh one', async () => {
     const p = pool({ size: 1 });
-    const error = await rejection(p.run(MODULE, ctx({ action: 'exit', code: 7 }), FAILURE));
+    const error = await rejectionOf(p.run(MODULE, ctx({ action: 'exit', code: 7 }), FAILURE));
     expect(error.code).toBe('HANDLER_ERROR');
     expect(error.message).toBe('node type "test.thread": its thread died (it exited with code 7); a fresh thread takes its place');
     expect(error.retryable).toBe(true);
@@ -150,7 +142,7 @@ describe('thread pool', () => {
     // given a pool whose threads have a 32 MB heap
     const p = pool({ size: 1, resourceLimits: { maxOldGenerationSizeMb: 32 } });
     // when a module keeps allocating until the limit
-    const error = await rejection(p.run(MODULE, ctx({ action: 'grow' }), { code: 'SCRIPT_ERROR', what: 'script' }));
+    const error = await rejectionOf(p.run(MODULE, ctx({ action: 'grow' }), { code: 'SCRIPT_ERROR', what: 'script' }));
     // then only that attempt failed, with the limit named, and the pool goes on
     expect(error.code).toBe('SCRIPT_ERROR');
     expect(error.message).toMatch(/^script ran out of memory in its thread \(over the thread's memory limit, a 32 MB heap/);
@@ -160,7 +152,7 @@ describe('thread pool', () => {
 
   it('an EngineError thrown in the thread keeps its code, retryable and details', async () => {
     const p = pool({ size: 1 });
-    const error = await rejection(p.run(MODULE, ctx({ action: 'throw', code: 'SCRIPT_ERROR' }), FAILURE));
+    const error = await rejectionOf(p.run(MODULE, ctx({ action: 'throw', code: 'SCRIPT_ERROR' }), FAILURE));
     expect(error.code).toBe('SCRIPT_ERROR');
     expect(error.message).toBe('thrown in the thread');
     expect(error.retryable).toBe(false);
@@ -170,7 +162,7 @@ describe('thread pool', () => {
   it('a context that cannot be cloned fails with INVALID_INPUT and leaves the thread usable', async () => {
     const p = pool({ size: 1 });
     const bad = makeContext<ThreadNodeConfig>({ config: { action: 'echo' }, input: { f: () => 1 } });
-    const error = await rejection(p.run(MODULE, bad, FAILURE));
+    const error = await rejectionOf(p.run(MODULE, bad, FAILURE));
     expect(error.code).toBe('INVALID_INPUT');
     expect(error.message).toMatch(/^node type "test.thread" could not be sent to its thread: its config, input, variables or steps are not plain data/);
     expect(await p.run(MODULE, ctx({ action: 'echo' }), FAILURE)).toMatchObject({ output: { aborted: false } });
@@ -190,12 +182,12 @@ describe('thread pool', () => {
 
   it('close fails queued and running attempts with CANCELLED', async () => {
     const p = new ThreadPool({ size: 1 });
-    const running = rejection(p.run(MODULE, ctx({ action: 'spin', ms: 20_000 }), FAILURE));
-    const queued = rejection(p.run(MODULE, ctx({ action: 'echo' }), FAILURE));
+    const running = rejectionOf(p.run(MODULE, ctx({ action: 'spin', ms: 20_000 }), FAILURE));
+    const queued = rejectionOf(p.run(MODULE, ctx({ action: 'echo' }), FAILURE));
     await p.close();
     expect((await running).code).toBe('CANCELLED');
     expect((await queued).code).toBe('CANCELLED');
-    expect((await rejection(p.run(MODULE, ctx({ action: 'echo' }), FAILURE))).code).toBe('CANCELLED');
+    expect((await rejectionOf(p.run(MODULE, ctx({ action: 'echo' }), FAILURE))).code).toBe('CANCELLED');
   });
 });
 

@@ -2,11 +2,11 @@
 // the failure cancelled pick up where they stood, its deadline stays or starts over, and an
 // instance whose steps were compensated is refused with a reason.
 import { afterEach, describe, expect, it } from 'vitest';
-import { EngineError } from '../../../engine/errors';
 import { ManualClock } from '../../../engine/runtime/clock';
 import type { EngineOptions } from '../../../engine/runtime/engine';
 import { Probe, everyOf, nodeStatus, scheduleRows, tickUntil } from '../../helpers/probe-nodes';
 import { tempEngine } from '../../helpers/temp-engine';
+import { rejectionOf } from '../../helpers/engine-errors';
 
 let ctx: ReturnType<typeof tempEngine> | undefined;
 afterEach(async () => {
@@ -20,15 +20,6 @@ function setup(options: EngineOptions = {}) {
   return { engine: ctx.engine, probe };
 }
 
-async function refusal(p: Promise<unknown>): Promise<EngineError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof EngineError) return err;
-    throw err;
-  }
-  throw new Error('expected the promise to reject');
-}
 
 describe('retry of a FAILED instance', () => {
   it('runs on a branch whose step completed while the instance was failing (a→p, a→q→q2; p fails while q runs)', async () => {
@@ -158,7 +149,7 @@ describe('retry of a FAILED instance', () => {
     expect(probe.callsOf('book', id).map((c) => c.type)).toEqual(['counter', 'undo']);
     const before = await engine.getInstance(id);
 
-    const err = await refusal(engine.retry(id));
+    const err = await rejectionOf(engine.retry(id));
 
     expect(err.code).toBe('INVALID_STATE');
     expect(err.message).toMatch(/step "book" was compensated/);
@@ -184,7 +175,7 @@ describe('a person acting on an instance past its deadline (no worker ran meanwh
     await tickUntil(engine, async () => (await nodeStatus(engine, id, 'ask')) === 'WAITING', 'the approval waits');
     clock.advance(1001);
 
-    const err = await refusal(engine.approve(id, 'ask', { approved: true, actor: 'alice' }));
+    const err = await rejectionOf(engine.approve(id, 'ask', { approved: true, actor: 'alice' }));
 
     expect(err.code).toBe('DEADLINE_EXCEEDED');
     const inst = await engine.getInstance(id);
@@ -212,7 +203,7 @@ describe('a person acting on an instance past its deadline (no worker ran meanwh
     await tickUntil(engine, () => everyOf([skipped, failed], async (i) => (await engine.getInstance(i)).status === 'SUSPENDED'), 'both suspended');
     clock.advance(1001);
 
-    const err = await refusal(engine.resume(skipped, { action: 'skip', result: 1, actor: 'ops' }));
+    const err = await rejectionOf(engine.resume(skipped, { action: 'skip', result: 1, actor: 'ops' }));
     await engine.resume(failed, { action: 'fail', actor: 'ops' });
 
     expect(err.code).toBe('DEADLINE_EXCEEDED');

@@ -5,10 +5,10 @@
  * uncompilable schema as INVALID_WORKFLOW, never INTERNAL; each schema object compiles once.
  */
 import { describe, expect, it } from 'vitest';
-import { EngineError } from '../../../engine/errors';
 import { checkVariables, compileInputSchema } from '../../../engine/dsl/input-schema';
 import { formatProblems, validateWorkflow, type Problem } from '../../../engine/dsl/validate';
 import { createDefaultRegistry } from '../../../engine/nodes/registry';
+import { thrownBy } from '../../helpers/engine-errors';
 
 const catalog = createDefaultRegistry().catalog();
 
@@ -23,15 +23,6 @@ function onlyProblem(raw: unknown, code: string): Problem {
   return matching[0] as Problem;
 }
 
-function thrown(fn: () => unknown): EngineError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(EngineError);
-    return err as EngineError;
-  }
-  throw new Error('expected an EngineError');
-}
 
 const one = (node: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
   name: 'w',
@@ -66,11 +57,11 @@ describe('inputSchema is compiled at validation', () => {
   it('checkVariables: refused variables are INVALID_VARIABLES, an uncompilable schema INVALID_WORKFLOW (never INTERNAL)', () => {
     const wf = { name: 'buy', inputSchema: { type: 'object', properties: { amount: { type: 'number', minimum: 0 } } } };
     expect(checkVariables(wf, { amount: 3 })).toEqual({ amount: 3 });
-    const bad = thrown(() => checkVariables(wf, { amount: -1 }));
+    const bad = thrownBy(() => checkVariables(wf, { amount: -1 }));
     expect(bad.code).toBe('INVALID_VARIABLES');
     expect(bad.message).toContain('amount must be >= 0');
-    expect(thrown(() => checkVariables(wf, [1])).code).toBe('INVALID_VARIABLES');
-    const broken = thrown(() => checkVariables({ name: 'x', inputSchema: { type: 'objekt' } }, {}));
+    expect(thrownBy(() => checkVariables(wf, [1])).code).toBe('INVALID_VARIABLES');
+    const broken = thrownBy(() => checkVariables({ name: 'x', inputSchema: { type: 'objekt' } }, {}));
     expect(broken.code).toBe('INVALID_WORKFLOW');
     expect(broken.kind).toBe('user');
     expect(broken.message).toMatch(/inputSchema is not a valid JSON Schema/);

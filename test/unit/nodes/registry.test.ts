@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { EngineError } from '../../../engine/errors';
 import { NodeRegistry, createDefaultRegistry } from '../../../engine/nodes/registry';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { NodeType, ThreadedNodeType } from '../../../engine/nodes/types';
 import { validateWorkflow } from '../../../engine/dsl/validate';
+import { thrownBy } from '../../helpers/engine-errors';
 
 const BUILT_INS = ['pass', 'script', 'http', 'delay', 'approval'];
 
@@ -21,15 +21,6 @@ const greet: NodeType<{ name: string; loud: boolean }> = {
   compensate: () => Promise.resolve('said sorry'),
 };
 
-function thrown(fn: () => unknown): EngineError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(EngineError);
-    return err as EngineError;
-  }
-  throw new Error('expected a throw');
-}
 
 describe('node registry', () => {
   it('the default registry holds every built-in, in palette order', () => {
@@ -133,7 +124,7 @@ describe('node registry', () => {
 
   it('refuses a duplicate, naming it (a plug-in cannot replace a built-in)', () => {
     const registry = createDefaultRegistry();
-    const err = thrown(() => registry.register({ ...greet, type: 'http' }));
+    const err = thrownBy(() => registry.register({ ...greet, type: 'http' }));
     expect(err.code).toBe('INVALID_INPUT');
     expect(err.retryable).toBe(false);
     expect(err.message).toContain('"http"');
@@ -146,15 +137,15 @@ describe('node registry', () => {
   it('refuses bad names and malformed types, naming the type', () => {
     const registry = new NodeRegistry();
     for (const name of ['', 'Upper', '1digit', 'has space', 'ünï', 'a'.repeat(65), 'under_score']) {
-      const err = thrown(() => registry.register({ ...greet, type: name }));
+      const err = thrownBy(() => registry.register({ ...greet, type: name }));
       expect(err.code).toBe('INVALID_INPUT');
       expect(err.message).toContain(JSON.stringify(name));
     }
     const noSchema = { ...greet, configSchema: { parse: () => ({}) } } as unknown as NodeType;
-    expect(thrown(() => registry.register(noSchema)).message).toMatch(/zod schema/);
+    expect(thrownBy(() => registry.register(noSchema)).message).toMatch(/zod schema/);
     const noExecute = { ...greet, execute: undefined } as unknown as NodeType;
-    expect(thrown(() => registry.register(noExecute)).message).toMatch(/execute/);
-    expect(thrown(() => registry.register({ ...greet, title: '' })).message).toMatch(/title/);
+    expect(thrownBy(() => registry.register(noExecute)).message).toMatch(/execute/);
+    expect(thrownBy(() => registry.register({ ...greet, title: '' })).message).toMatch(/title/);
     expect(registry.list()).toEqual([]);
   });
 
@@ -186,14 +177,14 @@ describe('node registry', () => {
     expect(new NodeRegistry().register({ ...threaded, thread: { module: new URL(`file://${file}`) } }).has('acme.cpu')).toBe(true);
     // refused, naming the type: both execute and thread, a relative path, no such file, not file:
     const both = { ...threaded, execute: greet.execute } as unknown as NodeType;
-    expect(thrown(() => new NodeRegistry().register(both)).message).toBe('node type "acme.cpu": give either execute or thread, not both');
+    expect(thrownBy(() => new NodeRegistry().register(both)).message).toBe('node type "acme.cpu": give either execute or thread, not both');
     const relative = { ...threaded, thread: { module: path.relative(process.cwd(), file) } };
-    expect(thrown(() => new NodeRegistry().register(relative)).message).toBe(
+    expect(thrownBy(() => new NodeRegistry().register(relative)).message).toBe(
       'node type "acme.cpu": thread.module must be a file: URL or an absolute path of an ES module',
     );
     const missing = { ...threaded, thread: { module: path.join(path.dirname(file), 'no-such-module.ts') } };
-    expect(thrown(() => new NodeRegistry().register(missing)).message).toMatch(/^node type "acme.cpu": thread.module ".*no-such-module.ts": no such file$/);
+    expect(thrownBy(() => new NodeRegistry().register(missing)).message).toMatch(/^node type "acme.cpu": thread.module ".*no-such-module.ts": no such file$/);
     const http = { ...threaded, thread: { module: 'https://example.com/x.js' } };
-    expect(thrown(() => new NodeRegistry().register(http)).code).toBe('INVALID_INPUT');
+    expect(thrownBy(() => new NodeRegistry().register(http)).code).toBe('INVALID_INPUT');
   });
 });
