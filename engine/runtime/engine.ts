@@ -12,7 +12,7 @@ import { isTerminal } from '../vocabulary';
 import type { RunnelDb } from '../db/open-database';
 import { openSqliteStorage, type SqliteStorage, type SqliteStorageOptions } from '../db/sqlite-storage';
 import type { InstanceFilter, StorageBackend } from '../store/port';
-import type { Workflow } from '../dsl/schema';
+import type { WorkflowInput } from '../dsl/schema';
 import { checkVariables } from '../dsl/input-schema';
 import { exportWorkflow } from '../dsl/export';
 import { createDefaultRegistry, type NodeRegistry } from '../nodes/registry';
@@ -160,8 +160,8 @@ export class Engine {
   }
 
   /** The export of a workflow version (DSL format 1 JSON, `ui` included). @throws EngineError NOT_FOUND */
-  async exportWorkflow(name: string, version?: number): Promise<Workflow> {
-    return exportWorkflow((await this.getWorkflow(name, version)).definition) as Workflow;
+  async exportWorkflow(name: string, version?: number): Promise<WorkflowInput> {
+    return exportWorkflow((await this.getWorkflow(name, version)).definition);
   }
 
   /** Renames a workflow, every version with it (see workflows.ts). @throws EngineError NOT_FOUND, CONFLICT, INVALID_INPUT */

@@ -134,16 +134,12 @@ export interface ScheduleQueries {
   deleteDeadline(instanceId: number): void;
   /** The run, timer and timeout rows of one node. */
   deleteForNode(instanceId: number, nodeId: string): void;
-  /** The earliest due time of any row, or null. */
-  nextDue(): number | null;
   /** After the clock went back from `from` to `to`: rows due at or before `from` and not leased are due at `to`. */
   rebaseDue(p: { from: number; to: number }): void;
   /** After the clock went back by `byMs`: leases expiring after `now` move back with it. */
   shiftLeases(p: { byMs: number; now: number }): void;
   /** Every lease of `owner` expires at `now` (a stopping worker hands its work on). */
   releaseLeases(p: { owner: string; now: number }): void;
-  /** Whether rows exist for `run`, `timer` or `compensate` work, or any row due at `now`: workflow version ids involved. */
-  workflowsWithWork(now: number): number[];
 }
 
 /** Per-node state (`node_state`). */

@@ -50,17 +50,12 @@ export function createScheduleQueries(db: Database.Database): ScheduleQueries {
   const deleteForNode = db.prepare<[number, string]>(
     `DELETE FROM schedule WHERE instance_id = ? AND node_id = ? AND kind IN ('run', 'timer', 'timeout')`,
   );
-  const nextDue = db.prepare<[], { at: number | null }>(`SELECT min(next_run_at) AS at FROM schedule`);
   const rebaseDue = db.prepare<[number, number]>(`UPDATE schedule SET next_run_at = ? WHERE next_run_at <= ? AND lease_owner IS NULL`);
   const shiftLeases = db.prepare<[number, number, number]>(
     `UPDATE schedule SET next_run_at = next_run_at - ?, lease_expires_at = lease_expires_at - ?
       WHERE lease_owner IS NOT NULL AND next_run_at > ?`,
   );
   const releaseLeases = db.prepare<[number, string]>(`UPDATE schedule SET next_run_at = ?, lease_expires_at = NULL WHERE lease_owner = ?`);
-  const workflowsWithWork = db.prepare<[number], { id: number }>(
-    `SELECT DISTINCT i.workflow_id AS id FROM schedule s JOIN instance i ON i.id = s.instance_id
-      WHERE s.kind IN ('run', 'timer', 'compensate') OR s.next_run_at <= ?`,
-  );
 
   return {
     due: ({ now, limit }) => due.all(now, limit),
@@ -80,10 +75,8 @@ export function createScheduleQueries(db: Database.Database): ScheduleQueries {
     deleteUnleasedForInstance: (instanceId) => void deleteUnleasedForInstance.run(instanceId),
     deleteDeadline: (instanceId) => void deleteDeadline.run(instanceId),
     deleteForNode: (instanceId, nodeId) => void deleteForNode.run(instanceId, nodeId),
-    nextDue: () => nextDue.get()?.at ?? null,
     rebaseDue: ({ from, to }) => void rebaseDue.run(to, from),
     shiftLeases: ({ byMs, now }) => void shiftLeases.run(byMs, byMs, now),
     releaseLeases: ({ owner, now }) => void releaseLeases.run(now, owner),
-    workflowsWithWork: (now) => workflowsWithWork.all(now).map((r) => r.id),
   };
 }
