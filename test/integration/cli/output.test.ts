@@ -132,7 +132,7 @@ describe('runnel export -o a FIFO', () => {
     const fifo = path.join(tmp.dir, 'out.fifo');
     expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
 
-    const alone = spawnSync('node', ['bin/runnel.js', 'export', 'fifo-flow', '-o', fifo, '--db', db], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 20_000 });
+    const alone = spawnSync('node', ['bin/runnel.js', 'export', 'fifo-flow', '-o', fifo, '--db', db], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 20_000, killSignal: 'SIGKILL' });
     expect(alone.error).toBeUndefined(); // not killed by the timeout
     expect(alone.status).toBe(2);
     expect(alone.stderr).toContain(`-o ${fifo}`);
