@@ -60,6 +60,18 @@ export interface FleetOptions {
   targetVersion?: string;
   /** The version devices start on (default `1.4.2`). */
   startVersion?: string;
+  /** TCP port on 127.0.0.1 (default 0: a free one). A port in use rejects with EADDRINUSE. */
+  port?: number;
+}
+
+/**
+ * The port the demo's fleet listens on (`runnel demo` and the demo plug-in,
+ * examples/demo-plugin.ts), so the instances the demo leaves in the file find a fleet again when
+ * the app is opened on it. `RUNNEL_DEMO_FLEET_PORT` overrides it.
+ */
+export function demoFleetPort(): number {
+  const given = Number(process.env.RUNNEL_DEMO_FLEET_PORT);
+  return Number.isInteger(given) && given > 0 && given < 65536 ? given : 47_110;
 }
 
 /** The fate of the device at 1-based position `n`: the pattern repeats every ten devices. */
@@ -117,6 +129,8 @@ export interface DeviceFleetServer {
   readonly calls: readonly RecordedCall[];
   /** Makes a `flaky` device pass its health check from now on. */
   repair(deviceId: string): void;
+  /** Lets the process exit while the server still listens (a host's plug-in). */
+  unref(): void;
   close(): Promise<void>;
 }
 
@@ -157,7 +171,7 @@ const ROUTES: Array<{ method: string; pattern: RegExp; endpoint: Endpoint }> = [
 ];
 
 /**
- * Starts the fleet server on 127.0.0.1 at a free port.
+ * Starts the fleet server on 127.0.0.1 at `options.port` (default a free port).
  *
  * API (JSON in and out): `GET /devices/:id` → `{ id, model, version }`; `POST …/download`
  * `{ version }` → `{ version, checksum, sizeBytes }`; `POST …/flash` `{ version, checksum }` →
@@ -242,7 +256,7 @@ export async function startDeviceServer(options: FleetOptions = {}): Promise<Dev
   server.keepAliveTimeout = 1000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
+    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
   });
   const { port } = server.address() as AddressInfo;
   return {
@@ -250,6 +264,9 @@ export async function startDeviceServer(options: FleetOptions = {}): Promise<Dev
     targetVersion,
     devices,
     calls,
+    unref() {
+      server.unref();
+    },
     repair(deviceId) {
       const d = devices.get(deviceId);
       if (d) d.repaired = true;

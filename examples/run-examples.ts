@@ -17,7 +17,7 @@ import type { SqliteEngine } from '../engine/runtime/engine';
 import { Engine } from '../engine/runtime/engine';
 import { createDefaultRegistry } from '../engine/nodes/index';
 import { parseWorkflowText } from '../engine/dsl/parse';
-import { startDeviceServer, type DeviceFate, type DeviceFleetServer } from './device-server';
+import { demoFleetPort, startDeviceServer, type DeviceFate, type DeviceFleetServer } from './device-server';
 import { register as registerPipelineNodes } from './pipeline-nodes';
 
 /** The examples folder. */
@@ -45,6 +45,12 @@ export interface RunExamplesOptions {
   timeoutMs?: number;
   /** The pipeline's output SQLite file; default `<db name>.orders.db` beside the database. */
   pipelineOutput?: string;
+  /**
+   * The fleet's port (default {@link demoFleetPort}, where the demo plug-in serves the fleet
+   * again for the app); when it is taken, a free port (said in the progress lines: the instances
+   * left then need a fleet at that address).
+   */
+  fleetPort?: number;
 }
 
 /** How the instances of one workflow ended. */
@@ -265,6 +271,7 @@ function formatReport(s: Omit<DemoSummary, 'report'>, dbFlag: string): string {
       `suspended instances wait for a person: npx runnel show ${suspended[0]?.instanceId ?? ''} --history --db ${dbFlag}; npx runnel resume <id> --action retry|skip|fail --db ${dbFlag}`,
     );
   }
+  lines.push(`look at it in the app: npx runnel serve --open --plugin examples/demo-plugin.ts --db ${dbFlag} (or npm run web; the plug-in brings the demo's node types and fleet)`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -276,6 +283,18 @@ function formatReport(s: Omit<DemoSummary, 'report'>, dbFlag: string): string {
  */
 export function demoTimeLimitMs(devices: number): number {
   return 50_000 + 100 * devices;
+}
+
+/** The demo's fleet on `port`, or on a free port when `port` is taken. */
+async function startFleet(size: number, port: number, say: (line: string) => void): Promise<DeviceFleetServer> {
+  try {
+    return await startDeviceServer({ size, port });
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== 'EADDRINUSE') throw err;
+    const fleet = await startDeviceServer({ size });
+    say(`demo: port ${port} is taken; the fleet runs at ${fleet.baseUrl} (instances left waiting will need a fleet there)`);
+    return fleet;
+  }
 }
 
 /**
@@ -295,7 +314,7 @@ export async function runExamples(
         `${path.basename(options.db).replace(/\.db$/, '')}.orders.db`,
       ),
   );
-  const fleet = await startDeviceServer({ size });
+  const fleet = await startFleet(size, options.fleetPort ?? demoFleetPort(), say);
   const startVersions = new Map([...fleet.devices.values()].map((d) => [d.id, d.version]));
   const registry = createDefaultRegistry();
   registerPipelineNodes(registry);

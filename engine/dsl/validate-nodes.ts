@@ -59,7 +59,7 @@ function checkTypeAndConfig(
   // A plain-object catalog answers `constructor` with a function: that is not a type either.
   if (!info || typeof info.configSchema?.safeParse !== 'function') {
     out.push(
-      problem('UNKNOWN_TYPE', subject, `${prefix}type ${JSON.stringify(type)} is not a known node type`, [
+      problem('UNKNOWN_TYPE', subject, `${prefix}type ${JSON.stringify(type)} is not a known node type (not built in, and no loaded plug-in registers it)`, [
         ...basePath,
         'type',
       ]),

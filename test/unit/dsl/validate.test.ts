@@ -249,7 +249,7 @@ describe('validateWorkflow: one test per problem kind, naming the node or edge',
       'UNKNOWN_TYPE',
     );
     expect(node.nodeId).toBe('check');
-    expect(node.message).toBe('node "check": type "htp" is not a known node type');
+    expect(node.message).toBe('node "check": type "htp" is not a known node type (not built in, and no loaded plug-in registers it)');
     const comp = only(
       variant((wf) => {
         (wf.nodes[1] as Record<string, unknown>)['compensate'] = { type: 'rollback' };
@@ -474,7 +474,7 @@ describe('validateWorkflow: every problem at once', () => {
     expect(formatProblems(problems).split('\n')).toEqual([
       'CYCLE node "check": cycle check → flash → wait → check',
       'NO_ENTRY_NODE workflow has no entry node: every node has an incoming edge, so nothing can start',
-      'UNKNOWN_TYPE node "check": type "htp" is not a known node type',
+      'UNKNOWN_TYPE node "check": type "htp" is not a known node type (not built in, and no loaded plug-in registers it)',
     ]);
     let thrown: unknown;
     try {
