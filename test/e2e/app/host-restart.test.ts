@@ -4,7 +4,7 @@
 // token (as every run of `runnel serve` makes), it says once what happened and how to get back in,
 // and follows as soon as the new URL is opened in another tab; a tab opened without the token
 // says the same, not "an empty database". Connection failures never become a stack of toasts.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { Output } from '../../../engine/api/contract';
 import { startServer, type RunningServer } from '../../../server/index';
 import { notReloaded, startMonitorApp, waitText, waitUntil, type MonitorApp } from '../../helpers/monitor-app';
@@ -59,6 +59,11 @@ describe('when the browser host goes away', () => {
     // when the host stops
     const port = host.port;
     await host.close();
+    // (whatever fails below, the next tests get a host again)
+    const down = host;
+    onTestFinished(async () => {
+      if (host === down) host = await startServer({ engine: app.engine, rendererDir: path.join(app.work, 'renderer'), port, token: down.token, eventIntervalMs: 50 });
+    });
     // then one banner says so, and a Refresh adds no toast to it
     await page.getByTestId('connection-banner').waitFor({ timeout: 15_000 });
     expect(await page.getByTestId('connection-banner').textContent()).toMatch(/Lost contact with the Runnel host\..*may be out of date/);
