@@ -12,6 +12,8 @@
  *   by the route of what is shown.
  *
  * The desktop app loads the same renderer, so it has the same routes (`app://runnel/index.html#/…`).
+ * Its window has no Back button: with `historyKeys`, Alt+←/→ (⌘[ / ⌘] on macOS) and the mouse's
+ * back and forward buttons walk the history, as they do in a browser.
  */
 import { formatRoute, parseRoute, type Route } from './routes';
 import type { AppStores } from './stores/app-stores';
@@ -20,7 +22,7 @@ import type { MonitorStores } from './stores/monitor-stores';
 /** What navigation uses of the window (tests pass a fake). */
 export type NavigationWindow = Pick<Window, 'addEventListener' | 'removeEventListener'> & {
   location: Pick<Location, 'hash'>;
-  history: Pick<History, 'pushState' | 'replaceState'>;
+  history: Pick<History, 'pushState' | 'replaceState' | 'back' | 'forward'>;
   document?: { title: string };
 };
 
@@ -89,11 +91,19 @@ function completes(from: Route | undefined, to: Route): boolean {
   return from === undefined || (from.view === 'designer' && to.view === 'designer' && from.workflow === undefined);
 }
 
+/** -1 for a Back key (Alt+← or ⌘[), 1 for Forward (Alt+→ or ⌘]), else undefined. */
+export function historyStep(e: Pick<KeyboardEvent, 'key' | 'altKey' | 'metaKey' | 'ctrlKey' | 'shiftKey'>): -1 | 1 | undefined {
+  if (e.shiftKey || e.ctrlKey) return undefined;
+  if (e.altKey && !e.metaKey) return e.key === 'ArrowLeft' ? -1 : e.key === 'ArrowRight' ? 1 : undefined;
+  if (e.metaKey && !e.altKey) return e.key === '[' ? -1 : e.key === ']' ? 1 : undefined;
+  return undefined;
+}
+
 /**
  * Applies the page's address to the stores, then keeps address and stores equal (module
  * comment). Returns the disconnector.
  */
-export function connectNavigation(app: AppStores, monitor: Pick<MonitorStores, 'list'>, win: NavigationWindow): () => void {
+export function connectNavigation(app: AppStores, monitor: Pick<MonitorStores, 'list'>, win: NavigationWindow, options: { historyKeys?: boolean } = {}): () => void {
   let scheduled = false;
   let replaceNext = false;
   let stopped = false;
@@ -125,13 +135,37 @@ export function connectNavigation(app: AppStores, monitor: Pick<MonitorStores, '
   };
 
   follow();
+  sync();
   const offs = [app.ui.subscribe(() => schedule()), app.workflows.subscribe(() => schedule()), monitor.list.subscribe(() => schedule())];
   win.addEventListener('popstate', follow);
   win.addEventListener('hashchange', follow);
+  const onKey = (e: KeyboardEvent): void => {
+    const step = historyStep(e);
+    if (step === undefined || e.defaultPrevented) return;
+    // In a text field Alt+← moves the caret by a word (macOS): leave it there.
+    const t = e.target as { isContentEditable?: boolean; tagName?: string } | null;
+    if (t && (t.isContentEditable === true || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName ?? ''))) return;
+    e.preventDefault();
+    if (step < 0) win.history.back();
+    else win.history.forward();
+  };
+  const onMouse = (e: MouseEvent): void => {
+    // Buttons 3 and 4: a mouse's back and forward buttons.
+    if (e.button !== 3 && e.button !== 4) return;
+    e.preventDefault();
+    if (e.button === 3) win.history.back();
+    else win.history.forward();
+  };
+  if (options.historyKeys) {
+    win.addEventListener('keydown', onKey);
+    win.addEventListener('mouseup', onMouse);
+  }
   return () => {
     stopped = true;
     for (const off of offs) off();
     win.removeEventListener('popstate', follow);
     win.removeEventListener('hashchange', follow);
+    win.removeEventListener('keydown', onKey);
+    win.removeEventListener('mouseup', onMouse);
   };
 }

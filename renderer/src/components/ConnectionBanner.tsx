@@ -144,11 +144,11 @@ export function ConnectionBanner() {
         <div className="connection-banner" role="alert" data-testid="connection-banner" data-state={state}>
           <strong>Lost contact with the Runnel host.</strong>{' '}
           <span>
-            Trying again every 2 seconds; what you see is from {since === undefined ? 'before' : clock(since)} and may be out of date.
+            Retrying every 2 s; what is shown is from {since === undefined ? 'before' : clock(since)}.
             {api.transport === 'http' ? (
               <>
                 {' '}
-                If <code>runnel serve</code> was stopped, start it again; should it print a new URL (another port or token), open that one.
+                If <code>runnel serve</code> was restarted and printed a new URL, open that one.
               </>
             ) : null}
           </span>

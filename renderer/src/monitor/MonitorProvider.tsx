@@ -42,7 +42,7 @@ export function MonitorProvider({ children }: { children: ReactNode }) {
     if (route) applyRoute(route, app, monitor);
     return monitor;
   });
-  useEffect(() => connectNavigation(app, stores, window), [app, stores]);
+  useEffect(() => connectNavigation(app, stores, window, { historyKeys: app.api.transport === 'electron' }), [app, stores]);
   useEffect(() => connectMonitorStores(stores), [stores]);
   return <MonitorContext.Provider value={stores}>{children}</MonitorContext.Provider>;
 }
