@@ -13,7 +13,10 @@ const perApp = new WeakMap<AppStores, DesignerStore>();
 export function designerStoreFor(app: AppStores): DesignerStore {
   let store = perApp.get(app);
   if (!store) {
-    store = createDesignerStore({ api: app.api, workflows: app.workflows });
+    const created = createDesignerStore({ api: app.api, workflows: app.workflows });
+    // A palette that failed to load (the host was away, or refused the token) loads once it is back.
+    app.api.onResync(() => void created.getState().loadTypes());
+    store = created;
     perApp.set(app, store);
   }
   return store;
