@@ -42,6 +42,16 @@ function shownOf(s: Pick<DesignerState, 'source' | 'readOnly'>): { name: string 
   return { name: s.source?.name, version: s.source && s.readOnly ? s.source.version : undefined };
 }
 
+/**
+ * Whether the canvas shows the selection `name` at `version` (undefined: the latest). A version
+ * named that is the latest is shown too: its address keeps its number (no second history entry).
+ */
+function shows(s: Pick<DesignerState, 'source' | 'readOnly'>, name: string | undefined, version: number | undefined): boolean {
+  const shown = shownOf(s);
+  if (name !== shown.name) return false;
+  return version === shown.version || (version !== undefined && !s.readOnly && s.source?.version === version);
+}
+
 function isTextTarget(target: EventTarget | null): boolean {
   if (!(target instanceof HTMLElement)) return false;
   if (target.isContentEditable || target instanceof HTMLTextAreaElement || target instanceof HTMLSelectElement) return true;
@@ -126,7 +136,7 @@ function DesignerBody({ files }: { files: FileAccess }) {
     const s = store.getState();
     const { selected, selectedVersion } = app.workflows.getState();
     const shown = shownOf(s);
-    if (selected === shown.name && selectedVersion === shown.version) return;
+    if (shows(s, selected, selectedVersion)) return;
     if (selected !== undefined && !s.dirty) void s.open(selected, selectedVersion);
     else if (s.dirty) app.workflows.getState().select(shown.name, shown.version);
   }, [store, app]);
@@ -139,7 +149,7 @@ function DesignerBody({ files }: { files: FileAccess }) {
         if (s.source === prev.source && s.readOnly === prev.readOnly) return;
         const shown = shownOf(s);
         const w = app.workflows.getState();
-        if (shown.name === undefined || w.selected !== shown.name || w.selectedVersion === shown.version) return;
+        if (shown.name === undefined || w.selected !== shown.name || shows(s, w.selected, w.selectedVersion)) return;
         w.select(shown.name, shown.version);
       }),
     [app, store],
@@ -153,7 +163,7 @@ function DesignerBody({ files }: { files: FileAccess }) {
         if (w.selected === prev.selected && w.selectedVersion === prev.selectedVersion) return;
         const s = store.getState();
         const shown = shownOf(s);
-        if (w.selected === undefined || (w.selected === shown.name && w.selectedVersion === shown.version)) return;
+        if (w.selected === undefined || shows(s, w.selected, w.selectedVersion)) return;
         const pristine = !s.source && !s.dirty && s.nodes.length === 0;
         if (w.items !== prev.items && !pristine) {
           app.workflows.getState().select(shown.name, shown.version);

@@ -113,6 +113,13 @@ describe('addresses', () => {
     try {
       await tab.goto(`http://127.0.0.1:${app.server.port}/#/designer/e2e-delay/v/1`);
       await tab.locator('[data-testid="view-designer"][data-workflow="e2e-delay"][data-version="1"][data-readonly="true"]').waitFor();
+      // the latest version named by its number: shown editable, and the address stays (no entry of its own)
+      const entries = await tab.evaluate(() => history.length);
+      await tab.goto(`http://127.0.0.1:${app.server.port}/#/designer/e2e-delay/v/2`);
+      await tab.locator('[data-testid="view-designer"][data-workflow="e2e-delay"][data-version="2"][data-readonly="false"]').waitFor();
+      await tab.waitForTimeout(300);
+      expect(new URL(tab.url()).hash).toBe('#/designer/e2e-delay/v/2');
+      expect(await tab.evaluate(() => history.length)).toBe(entries + 1);
       await tab.goto(`http://127.0.0.1:${app.server.port}/#/instances/${done}/history`);
       await tab.locator(`[data-testid="instance-detail"][data-id="${done}"][data-status="COMPLETED"]`).waitFor();
       expect(await tab.locator('[data-testid="detail-tab-history"][aria-selected="true"]').count()).toBe(1);
