@@ -251,6 +251,11 @@ export function createHttpClient(options: HttpClientOptions): ApiClient {
       probe();
     }
     if (isResult(body)) return body;
+    if (!response.ok) {
+      // Not the host answering (a proxy in front of a host that is away): as unreachable.
+      if (usable()) setState('reconnecting');
+      probe();
+    }
     return failure(response.ok ? 'INTERNAL' : 'NETWORK_ERROR', `${channel}: the host answered HTTP ${response.status} without a result`);
   };
 

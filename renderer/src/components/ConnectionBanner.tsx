@@ -15,7 +15,7 @@
  * `connection-connect`, `connection-reconnected`.
  */
 import { useEffect, useRef, useState, type FormEvent } from 'react';
-import type { ConnectionState } from '../api/client';
+import { PROBE_INTERVAL_MS, type ConnectionState } from '../api/client';
 import { useStores } from '../hooks';
 
 /** How long "reconnected" stays, ms. */
@@ -144,7 +144,7 @@ export function ConnectionBanner() {
         <div className="connection-banner" role="alert" data-testid="connection-banner" data-state={state}>
           <strong>Lost contact with the Runnel host.</strong>{' '}
           <span>
-            Retrying every 2 s; what is shown is from {since === undefined ? 'before' : clock(since)}.
+            Retrying every {PROBE_INTERVAL_MS.unreachable / 1000} s; what is shown is from {since === undefined ? 'before' : clock(since)}.
             {api.transport === 'http' ? (
               <>
                 {' '}
