@@ -77,8 +77,8 @@ export function App({ files }: { files: FileAccess }) {
             ))}
           </nav>
         </header>
-        <ConnectionBanner />
         <div className="app-body">
+          <ConnectionBanner />
           <Sidebar files={files} />
           <main className="app-main" role="tabpanel" aria-label={VIEW_LABELS[view]}>
             <CurrentView view={view} files={files} />

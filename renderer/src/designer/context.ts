@@ -13,11 +13,12 @@ const perApp = new WeakMap<AppStores, DesignerStore>();
 export function designerStoreFor(app: AppStores): DesignerStore {
   let store = perApp.get(app);
   if (!store) {
-    const created = createDesignerStore({ api: app.api, workflows: app.workflows });
-    // A palette that failed to load (the host was away, or refused the token) loads once it is back.
-    app.api.onResync(() => void created.getState().loadTypes());
-    store = created;
+    store = createDesignerStore({ api: app.api, workflows: app.workflows });
     perApp.set(app, store);
+
+    // A palette that failed to load (the host was away, or refused the token) loads once it is back.
+    const created = store;
+    app.api.onResync(() => void created.getState().loadTypes());
   }
   return store;
 }
