@@ -110,7 +110,6 @@ describe('when the browser host goes away', () => {
     await page.waitForTimeout(1000);
     expect(await toasts()).toBe(0);
     expect(await page.getByTestId('connection-screen').count()).toBe(1);
-    await page.screenshot({ path: '/tmp/ui1-shots/e2e-unauthorized-1440.png' });
 
     // when the URL serve printed is opened in another tab
     const other = await app.context.newPage();
@@ -145,9 +144,7 @@ describe('when the browser host goes away', () => {
       await screen.waitFor();
       expect(await screen.getAttribute('data-state')).toBe('no-token');
       expect(await screen.textContent()).toMatch(/opened without the API token that runnel serve prints.*does not mean an empty database/);
-      await tab.screenshot({ path: '/tmp/ui1-shots/e2e-no-token-1440.png' });
       await tab.setViewportSize({ width: 1280, height: 720 });
-      await tab.screenshot({ path: '/tmp/ui1-shots/e2e-no-token-1280.png' });
       expect(await tab.getByTestId('toast').count()).toBe(0);
       expect(await tab.getByTestId('workflow-list-empty').count()).toBe(0);
       // a wrong paste is named, the printed URL lets it in where it was
