@@ -1,11 +1,13 @@
 /**
  * The app frame: header with the view tabs (`nav-designer`, `nav-instances`, `nav-approvals`
  * with its count `approvals-badge`, `nav-dashboard`), the workflow sidebar, the current view,
- * error toasts, the monitor's notices and the status bar.
+ * error toasts, the monitor's notices, the status bar, and what the page says when the host
+ * cannot be used (ConnectionBanner). The address follows the view (navigation.ts).
  * Menu commands from the desktop app are handled here.
  */
 import { useEffect } from 'react';
 import { runCommand, type FileAccess } from './commands';
+import { ConnectionBanner } from './components/ConnectionBanner';
 import { Sidebar } from './components/Sidebar';
 import { StatusBar } from './components/StatusBar';
 import { Toasts } from './components/Toasts';
@@ -76,6 +78,7 @@ export function App({ files }: { files: FileAccess }) {
           </nav>
         </header>
         <div className="app-body">
+          <ConnectionBanner />
           <Sidebar files={files} />
           <main className="app-main" role="tabpanel" aria-label={VIEW_LABELS[view]}>
             <CurrentView view={view} files={files} />

@@ -7,6 +7,15 @@ import { useEffect, useState } from 'react';
 import type { ConnectionState } from '../api/client';
 import { useInstances, useStores } from '../hooks';
 
+/** The connection's state in the bar (ConnectionBanner says the rest). */
+const CONNECTION_LABELS: Record<ConnectionState, string> = {
+  connecting: 'connecting',
+  open: 'live',
+  reconnecting: 'reconnecting',
+  unauthorized: 'token refused',
+  'no-token': 'no token',
+};
+
 /** How often the bar asks how the database is doing, ms. */
 const WAL_POLL_MS = 10_000;
 
@@ -56,7 +65,7 @@ export function StatusBar() {
   return (
     <footer className="status-bar">
       <span data-testid="connection-status" data-state={connection} className={`connection ${connection}`}>
-        {api.transport === 'electron' ? 'Desktop' : 'Browser'} · {connection === 'open' ? 'live' : connection}
+        {api.transport === 'electron' ? 'Desktop' : 'Browser'} · {CONNECTION_LABELS[connection]}
       </span>
       <span data-testid="status-counts">
         {running} running · {waiting} waiting · {suspended} suspended · {counts.COMPLETED ?? 0} completed · {counts.FAILED ?? 0} failed

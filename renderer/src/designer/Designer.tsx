@@ -13,6 +13,8 @@ import '@xyflow/react/dist/style.css';
 import { useCallback, useEffect, useRef, useState, type DragEvent } from 'react';
 import type { FileAccess } from '../commands';
 import { useStores } from '../hooks';
+import { useMonitor } from '../monitor/hooks';
+import type { DesignerState } from '../stores/designer-store';
 import { Canvas } from './Canvas';
 import { DesignerStoreContext, designerStoreFor, useDesigner, useDesignerStore } from './context';
 import { readWorkflowFile } from './convert';
@@ -34,6 +36,21 @@ interface Pending {
 
 /** How long an info message stays, ms (errors stay until the next message). */
 const INFO_MS = 6000;
+
+/** What the canvas shows, as the sidebar selection spells it: no version for the latest. */
+function shownOf(s: Pick<DesignerState, 'source' | 'readOnly'>): { name: string | undefined; version: number | undefined } {
+  return { name: s.source?.name, version: s.source && s.readOnly ? s.source.version : undefined };
+}
+
+/**
+ * Whether the canvas shows the selection `name` at `version` (undefined: the latest). A version
+ * named that is the latest is shown too: its address keeps its number (no second history entry).
+ */
+function shows(s: Pick<DesignerState, 'source' | 'readOnly'>, name: string | undefined, version: number | undefined): boolean {
+  const shown = shownOf(s);
+  if (name !== shown.name) return false;
+  return version === shown.version || (version !== undefined && !s.readOnly && s.source?.version === version);
+}
 
 function isTextTarget(target: EventTarget | null): boolean {
   if (!(target instanceof HTMLElement)) return false;
@@ -86,6 +103,7 @@ function ReadOnlyBanner({ onLatest }: { onLatest(): void }) {
 
 function DesignerBody({ files }: { files: FileAccess }) {
   const app = useStores();
+  const monitor = useMonitor();
   const store = useDesignerStore();
   const [dialog, setDialog] = useState<Dialog>(undefined);
   const [pending, setPending] = useState<Pending | undefined>(undefined);
@@ -116,30 +134,46 @@ function DesignerBody({ files }: { files: FileAccess }) {
   useEffect(() => {
     void store.getState().loadTypes();
     const s = store.getState();
-    const selected = app.workflows.getState().selected;
-    if (selected === s.source?.name) return;
-    if (selected !== undefined && !s.dirty) void s.open(selected);
-    else if (s.dirty) app.workflows.getState().select(s.source?.name);
+    const { selected, selectedVersion } = app.workflows.getState();
+    const shown = shownOf(s);
+    if (shows(s, selected, selectedVersion)) return;
+    if (selected !== undefined && !s.dirty) void s.open(selected, selectedVersion);
+    else if (s.dirty) app.workflows.getState().select(shown.name, shown.version);
   }, [store, app]);
+
+  // The canvas moved to another version of its workflow (the version picker, "Back to the
+  // latest", a restore, a save): the selection follows, and with it the address.
+  useEffect(
+    () =>
+      store.subscribe((s, prev) => {
+        if (s.source === prev.source && s.readOnly === prev.readOnly) return;
+        const shown = shownOf(s);
+        const w = app.workflows.getState();
+        if (shown.name === undefined || w.selected !== shown.name || shows(s, w.selected, w.selectedVersion)) return;
+        w.select(shown.name, shown.version);
+      }),
+    [app, store],
+  );
 
   // Follow the sidebar: a click opens that workflow (guarded); a list reload that moved the
   // selection on its own is put back to what the canvas shows, or opens it on a pristine canvas.
   useEffect(
     () =>
       app.workflows.subscribe((w, prev) => {
-        if (w.selected === prev.selected) return;
+        if (w.selected === prev.selected && w.selectedVersion === prev.selectedVersion) return;
         const s = store.getState();
-        const shown = s.source?.name;
-        if (w.selected === undefined || w.selected === shown) return;
+        const shown = shownOf(s);
+        if (w.selected === undefined || shows(s, w.selected, w.selectedVersion)) return;
         const pristine = !s.source && !s.dirty && s.nodes.length === 0;
         if (w.items !== prev.items && !pristine) {
-          app.workflows.getState().select(shown);
+          app.workflows.getState().select(shown.name, shown.version);
           return;
         }
         const target = w.selected;
+        const version = w.selectedVersion;
         guard(
-          () => store.getState().open(target),
-          () => app.workflows.getState().select(shown),
+          () => store.getState().open(target, version),
+          () => app.workflows.getState().select(shown.name, shown.version),
         );
       }),
     [app, store, guard],
@@ -352,7 +386,9 @@ function DesignerBody({ files }: { files: FileAccess }) {
             if (!started) return false;
             setDialog(undefined);
             void app.instances.getState().load();
-            app.ui.getState().focusInstance(started.id);
+            // Show the instance just started: its address (#/instances/<id>) follows.
+            monitor.list.getState().open(started.id);
+            app.ui.getState().setView('instances');
             return true;
           }}
         />

@@ -15,6 +15,10 @@ export function designerStoreFor(app: AppStores): DesignerStore {
   if (!store) {
     store = createDesignerStore({ api: app.api, workflows: app.workflows });
     perApp.set(app, store);
+
+    // A palette that failed to load (the host was away, or refused the token) loads once it is back.
+    const created = store;
+    app.api.onResync(() => void created.getState().loadTypes());
   }
   return store;
 }

@@ -12,6 +12,7 @@
  */
 import { useEffect, useState } from 'react';
 import type { InstanceDetail as Detail } from '../../../engine/api/contract';
+import { INSTANCE_TABS } from '../routes';
 import { ApprovalForm } from './ApprovalForm';
 import { errorText, formatDuration, formatTimestamp } from './format';
 import { Gantt } from './Gantt';
@@ -23,7 +24,6 @@ import { NodePanel } from './NodePanel';
 import { ResumePanel } from './ResumePanel';
 import { useNow } from './useNow';
 
-type Tab = 'timeline' | 'history' | 'variables';
 type Pending = { kind: 'cancel'; compensate: boolean } | { kind: 'retry' };
 
 function defaultNode(detail: Detail): string | undefined {
@@ -51,7 +51,9 @@ export function InstanceDetail() {
   const retry = useDetail((s) => s.retry);
   const cancel = useDetail((s) => s.cancel);
   const approve = useDetail((s) => s.approve);
-  const [tab, setTab] = useState<Tab>('timeline');
+  // The tab is part of the instance's address (#/instances/<id>/<tab>), so it lives in the store.
+  const tab = useList((s) => s.tab);
+  const setTab = useList((s) => s.setTab);
   const [selected, setSelected] = useState<string | undefined>(undefined);
   const [resuming, setResuming] = useState(false);
   const [pending, setPending] = useState<Pending | undefined>(undefined);
@@ -261,7 +263,7 @@ export function InstanceDetail() {
       <div className="detail-main">
         <div className="detail-left">
           <div className="detail-tabs" role="tablist">
-            {(['timeline', 'history', 'variables'] as const).map((t) => (
+            {INSTANCE_TABS.map((t) => (
               <button
                 key={t}
                 type="button"

@@ -22,6 +22,7 @@ import type {
   WaitingForValue,
 } from '../../../engine/api/contract';
 import type { ApiClient } from '../api/client';
+import type { InstanceTab } from '../routes';
 import type { LoadStatus } from './workflows-store';
 
 /** The list's filter (every field narrows; `status: []` means every status). Times are epoch ms. */
@@ -71,6 +72,8 @@ export interface InstanceListState {
   liveFlushes: number;
   /** The instance whose detail is open. */
   openId: number | undefined;
+  /** The tab shown in the open instance's detail. */
+  tab: InstanceTab;
   /** The table's scroll position, kept while a detail is open. */
   scrollTop: number;
   /** Changes the filter (merged) and reloads. */
@@ -92,7 +95,10 @@ export interface InstanceListState {
   applyBatch(batch: EventBatch): void;
   /** Applies what is pending now (tests; the timer calls it otherwise). */
   flushLive(): Promise<void>;
-  open(id: number | undefined): void;
+  /** Opens instance `id`'s detail on `tab` (default the timeline); undefined closes it. */
+  open(id: number | undefined, tab?: InstanceTab): void;
+  /** Shows another tab of the open instance. */
+  setTab(tab: InstanceTab): void;
   setScrollTop(top: number): void;
 }
 
@@ -166,6 +172,7 @@ export function createInstanceListStore(
       loads: 0,
       liveFlushes: 0,
       openId: undefined,
+      tab: 'timeline',
       scrollTop: 0,
 
       setFilter(patch) {
@@ -347,7 +354,8 @@ export function createInstanceListStore(
         return flushing;
       },
 
-      open: (id) => set({ openId: id }),
+      open: (id, tab = 'timeline') => set({ openId: id, tab }),
+      setTab: (tab) => set({ tab }),
       setScrollTop: (top) => set({ scrollTop: top }),
     };
   });

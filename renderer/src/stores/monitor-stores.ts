@@ -90,7 +90,10 @@ export function connectMonitorStores(stores: MonitorStores): () => void {
   const offResync = stores.api.onResync(() => {
     void stores.list.getState().load();
     void stores.approvals.getState().load();
-    void stores.detail.getState().refresh();
+    // An instance that could not be opened (the host was away) is opened again, not refreshed.
+    const detail = stores.detail.getState();
+    if (detail.id !== undefined && detail.definition === undefined) void detail.open(detail.id);
+    else void detail.refresh();
   });
   // The detail shows whatever instance the list has open.
   const offOpen = stores.list.subscribe((s, prev) => {

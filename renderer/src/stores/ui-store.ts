@@ -26,13 +26,6 @@ export interface UiState {
   view: View;
   toasts: Toast[];
   setView(view: View): void;
-  /**
-   * The instance a view asked to show (the Designer's Run button sets it, then switches to
-   * Instances); the monitor opens it and clears it.
-   */
-  focusedInstance: number | undefined;
-  /** Switches to Instances focused on instance `id` (undefined clears the focus). */
-  focusInstance(id: number | undefined): void;
   /** Adds a toast (the oldest goes beyond {@link MAX_TOASTS}); returns its id. */
   pushToast(toast: Omit<Toast, 'id'>): number;
   dismissToast(id: number): void;
@@ -48,8 +41,6 @@ export function createUiStore(initialView: View = 'instances'): StoreApi<UiState
     view: initialView,
     toasts: [],
     setView: (view) => set({ view }),
-    focusedInstance: undefined,
-    focusInstance: (id) => set(id === undefined ? { focusedInstance: undefined } : { focusedInstance: id, view: 'instances' }),
     pushToast: (toast) => {
       const id = nextId++;
       set((s) => ({ toasts: [...s.toasts, { ...toast, id }].slice(-MAX_TOASTS) }));

@@ -18,9 +18,15 @@ export interface WorkflowsState {
   status: LoadStatus;
   /** The selected workflow's name. */
   selected: string | undefined;
+  /**
+   * The version of the selected workflow asked for (an address `#/designer/<name>/v/<n>`, or an
+   * earlier version picked in the Designer); undefined for the latest.
+   */
+  selectedVersion: number | undefined;
   /** (Re)loads the list; keeps the selection if it still exists, else selects the first. */
   load(): Promise<void>;
-  select(name: string | undefined): void;
+  /** Selects a workflow (at `version`, default the latest). */
+  select(name: string | undefined, version?: number): void;
   /**
    * Imports a workflow file's text (JSON or YAML) and saves it as a new version; selects it.
    * Returns the saved name, or undefined when a call failed (the failure is already a toast).
@@ -46,6 +52,7 @@ export function createWorkflowsStore(api: Pick<ApiClient, 'invoke'>, options: Wo
     items: [],
     status: 'idle',
     selected: undefined,
+    selectedVersion: undefined,
     async load() {
       const seq = ++loadSeq;
       set((s) => ({ status: s.items.length === 0 ? 'loading' : s.status }));
@@ -57,9 +64,9 @@ export function createWorkflowsStore(api: Pick<ApiClient, 'invoke'>, options: Wo
       }
       const selected = get().selected;
       const keep = selected !== undefined && r.value.some((w) => w.name === selected);
-      set({ items: r.value, status: 'ready', selected: keep ? selected : r.value[0]?.name });
+      set((s) => ({ items: r.value, status: 'ready', selected: keep ? selected : r.value[0]?.name, selectedVersion: keep ? s.selectedVersion : undefined }));
     },
-    select: (name) => set({ selected: name }),
+    select: (name, version) => set({ selected: name, selectedVersion: name === undefined ? undefined : version }),
     async importWorkflow(text, fileName) {
       const read = await api.invoke('workflow:import', fileName === undefined ? { text } : { text, fileName });
       if (!read.ok) return undefined;
@@ -69,7 +76,7 @@ export function createWorkflowsStore(api: Pick<ApiClient, 'invoke'>, options: Wo
       const saved = await api.invoke('workflow:save', { definition: (typeof definition === 'object' && definition !== null ? definition : {}) as Record<string, unknown> });
       if (!saved.ok) return undefined;
       await get().load();
-      set({ selected: saved.value.name });
+      set({ selected: saved.value.name, selectedVersion: undefined });
       return saved.value.name;
     },
     async exportSelected() {

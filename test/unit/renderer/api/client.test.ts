@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { EventBatch, Result } from '../../../../engine/api/contract';
 import type { RunnelBridge } from '../../../../electron/preload/api';
 import type { DesktopCommand } from '../../../../electron/shared/commands';
-import { createApiClient, createElectronClient, createHttpClient, takeToken, TOKEN_STORAGE_KEY, type ConnectionState } from '../../../../renderer/src/api/client';
+import { browserTokenStore, createApiClient, createElectronClient, createHttpClient, takeToken, TOKEN_STORAGE_KEY, withErrorReporting, type ConnectionState } from '../../../../renderer/src/api/client';
 
 class FakeEventSource {
   static last: FakeEventSource | undefined;
@@ -103,6 +103,105 @@ describe('createHttpClient', () => {
     es.onerror?.();
     es.onopen?.();
     expect(resyncs).toBe(2);
+  });
+});
+
+describe('the connection when the host cannot be used', () => {
+  const flush = () => new Promise((r) => setTimeout(r, 0));
+
+  it('a refused token: unauthorized at once, the stream dropped, no toast; a token another tab stored is taken up', async () => {
+    const accepted = 'new';
+    const { fetch, requests } = fakeFetch((url, init) => {
+      const auth = (init.headers as Record<string, string> | undefined)?.Authorization;
+      if (auth !== `Bearer ${accepted}`) return json({ ok: false, error: { code: 'UNAUTHORIZED', message: 'the API token is wrong' } }, 401);
+      return url.endsWith('/api/health') ? json({ ok: true, value: { status: 'ok' } }) : json({ ok: true, value: [] });
+    });
+    const kept = new Map<string, string>();
+    const store = { read: () => kept.get('t'), save: (t: string) => void kept.set('t', t) };
+    const reported: string[] = [];
+    const client = withErrorReporting(createHttpClient({ token: 'old', fetch, tokenStore: store, EventSource: FakeEventSource as unknown as typeof EventSource }), (_c, e) => reported.push(e.code));
+    const states: ConnectionState[] = [];
+    let resyncs = 0;
+    client.onConnection((st) => states.push(st));
+    client.onResync(() => resyncs++);
+    client.onEvent(() => undefined);
+    const first = FakeEventSource.last as FakeEventSource;
+    for (let i = 0; i < 4; i++) await expect(client.invoke('workflow:list')).resolves.toMatchObject({ ok: false, error: { code: 'UNAUTHORIZED' } });
+    expect(states).toEqual(['connecting', 'unauthorized']);
+    expect(first.closed).toBe(true);
+    expect(reported).toEqual([]);
+    // another tab opened the URL of the new run: its token is found and used
+    store.save('new');
+    client.setToken?.('new');
+    await flush();
+    await flush();
+    const reopened = FakeEventSource.last as FakeEventSource;
+    expect(reopened).not.toBe(first);
+    expect(reopened.url).toBe('/api/events?token=new');
+    reopened.onopen?.();
+    expect(states.at(-1)).toBe('open');
+    expect(resyncs).toBe(1);
+    await expect(client.invoke('workflow:list')).resolves.toEqual({ ok: true, value: [] });
+    expect(requests.some((r) => r.url === '/api/health')).toBe(true);
+    client.close();
+  });
+
+  it('no token: says so without calling the host, and never toasts', async () => {
+    const { fetch, requests } = fakeFetch(() => json({ ok: true, value: [] }));
+    const reported: string[] = [];
+    const client = withErrorReporting(createHttpClient({ token: '', fetch }), (_c, e) => reported.push(e.code));
+    const states: ConnectionState[] = [];
+    client.onConnection((st) => states.push(st));
+    await expect(client.invoke('workflow:list')).resolves.toMatchObject({ ok: false, error: { code: 'UNAUTHORIZED', message: expect.stringContaining('no API token') } });
+    expect(states).toEqual(['no-token']);
+    expect(requests).toEqual([]);
+    expect(reported).toEqual([]);
+    client.close();
+  });
+
+  it('an unreachable host: reconnecting (no toast), then open again with a resync once it answers', async () => {
+    let up = false;
+    const { fetch } = fakeFetch(() => (up ? json({ ok: true, value: { status: 'ok' } }) : Promise.reject(new TypeError('Failed to fetch'))));
+    const reported: string[] = [];
+    const client = withErrorReporting(createHttpClient({ token: 't', fetch }), (_c, e) => reported.push(e.code));
+    const states: ConnectionState[] = [];
+    let resyncs = 0;
+    client.onConnection((st) => states.push(st));
+    client.onResync(() => resyncs++);
+    await expect(client.invoke('workflow:list')).resolves.toMatchObject({ ok: false, error: { code: 'NETWORK_ERROR' } });
+    expect(states).toEqual(['connecting', 'reconnecting']);
+    expect(reported).toEqual([]);
+    up = true;
+    await new Promise((r) => setTimeout(r, 2100));
+    expect(states.at(-1)).toBe('open');
+    expect(resyncs).toBe(1);
+    client.close();
+  });
+
+  it('other refusals are still reported', async () => {
+    const { fetch } = fakeFetch(() => json({ ok: false, error: { code: 'INVALID_VARIABLES', message: 'deviceId' } }));
+    const reported: string[] = [];
+    const client = withErrorReporting(createHttpClient({ token: 't', fetch }), (_c, e) => reported.push(e.code));
+    await client.invoke('workflow:list');
+    expect(reported).toEqual(['INVALID_VARIABLES']);
+  });
+});
+
+describe('browserTokenStore', () => {
+  it('writes both storages; reads the origin-wide one first (the newest any tab stored), then the tab\'s', () => {
+    const session = new Map<string, string>();
+    const local = new Map<string, string>();
+    const asStorage = (m: Map<string, string>) => ({ getItem: (k: string) => m.get(k) ?? null, setItem: (k: string, v: string) => void m.set(k, v) });
+    const store = browserTokenStore(asStorage(session), asStorage(local));
+    expect(store.read()).toBeUndefined();
+    store.save('a');
+    expect([session.get(TOKEN_STORAGE_KEY), local.get(TOKEN_STORAGE_KEY)]).toEqual(['a', 'a']);
+    local.set(TOKEN_STORAGE_KEY, 'b');
+    expect(store.read()).toBe('b');
+    const broken = { getItem: () => { throw new Error('denied'); }, setItem: () => { throw new Error('denied'); } };
+    const tolerant = browserTokenStore(broken, asStorage(local));
+    expect(tolerant.read()).toBe('b');
+    expect(() => tolerant.save('c')).not.toThrow();
   });
 });
 

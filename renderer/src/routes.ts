@@ -1,0 +1,102 @@
+/**
+ * The app's routes: what the address says is on screen, as data, and the text of an address.
+ *
+ * Hash routes (`#/instances/42/history`), not history routes: the desktop app loads
+ * `app://runnel/index.html` through a protocol that serves files only, the build uses relative
+ * asset URLs (`base: './'`) that a deep path would break, and the browser host's token is taken
+ * from the query (`?token=`), which a hash leaves alone. The same routes work in both hosts and in
+ * Vite's dev server, and a reload asks the host for the same `index.html`.
+ *
+ * | address | shows |
+ * |---|---|
+ * | `#/designer` | the Designer on what it has (a new drawing when it never opened one) |
+ * | `#/designer/<workflow>` | the Designer on the workflow's latest version |
+ * | `#/designer/<workflow>/v/<n>` | the Designer on version n (read-only unless it is the latest) |
+ * | `#/instances` | the instance list |
+ * | `#/instances/<id>` | instance id, its timeline tab |
+ * | `#/instances/<id>/<tab>` | instance id, tab `timeline`, `history` or `variables` |
+ * | `#/approvals`, `#/dashboard` | those views |
+ *
+ * A workflow name is one path segment, percent-encoded (names may hold `/`, spaces, emoji).
+ * Pure: no DOM, so unit tests cover it; `navigation.ts` binds it to the window and the stores.
+ */
+/** The tabs of an instance's detail. */
+export const INSTANCE_TABS = ['timeline', 'history', 'variables'] as const;
+
+/** A tab of an instance's detail. */
+export type InstanceTab = (typeof INSTANCE_TABS)[number];
+
+/** Where the app is: one of the routes in the module comment. */
+export type Route =
+  | { view: 'designer'; workflow?: string; version?: number }
+  | { view: 'instances'; instance?: number; tab?: InstanceTab }
+  | { view: 'approvals' }
+  | { view: 'dashboard' };
+
+function positiveInt(text: string | undefined): number | undefined {
+  if (text === undefined || !/^[1-9]\d{0,15}$/.test(text)) return undefined;
+  const n = Number(text);
+  return Number.isSafeInteger(n) ? n : undefined;
+}
+
+function decode(segment: string): string | undefined {
+  try {
+    const s = decodeURIComponent(segment);
+    return s === '' ? undefined : s;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The route of an address's hash (`#/…`, with or without the `#`); undefined when it names no
+ * route (empty, unknown view, a malformed id or version), which the caller replaces by a default.
+ */
+export function parseRoute(hash: string): Route | undefined {
+  const path = hash.replace(/^#/, '').replace(/\?.*$/, '');
+  if (!path.startsWith('/')) return undefined;
+  const parts = path.slice(1).split('/');
+  if (parts.length > 1 && parts[parts.length - 1] === '') parts.pop();
+  const [view, a, b, c, ...rest] = parts;
+  if (rest.length > 0) return undefined;
+  switch (view) {
+    case 'designer': {
+      if (a === undefined) return { view };
+      const workflow = decode(a);
+      if (workflow === undefined) return undefined;
+      if (b === undefined) return { view, workflow };
+      const version = positiveInt(c);
+      return b === 'v' && version !== undefined ? { view, workflow, version } : undefined;
+    }
+    case 'instances': {
+      if (a === undefined) return { view };
+      const instance = positiveInt(a);
+      if (instance === undefined || c !== undefined) return undefined;
+      if (b === undefined) return { view, instance };
+      return (INSTANCE_TABS as readonly string[]).includes(b) ? { view, instance, tab: b as InstanceTab } : undefined;
+    }
+    case 'approvals':
+    case 'dashboard':
+      return a === undefined ? { view } : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The hash of `route` (`#/…`), the canonical spelling: the timeline tab and a missing version
+ * are left out, so one place has one address.
+ */
+export function formatRoute(route: Route): string {
+  switch (route.view) {
+    case 'designer':
+      if (route.workflow === undefined) return '#/designer';
+      return `#/designer/${encodeURIComponent(route.workflow)}${route.version === undefined ? '' : `/v/${route.version}`}`;
+    case 'instances':
+      if (route.instance === undefined) return '#/instances';
+      return `#/instances/${route.instance}${route.tab === undefined || route.tab === 'timeline' ? '' : `/${route.tab}`}`;
+    case 'approvals':
+    case 'dashboard':
+      return `#/${route.view}`;
+  }
+}
