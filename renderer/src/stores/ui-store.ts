@@ -36,6 +36,13 @@ export interface UiState {
   /** Adds a toast (the oldest goes beyond {@link MAX_TOASTS}); returns its id. */
   pushToast(toast: Omit<Toast, 'id'>): number;
   dismissToast(id: number): void;
+  /**
+   * Takes back the toasts of `channel` pushed in the current task: the caller shows that failure
+   * where it happened (a form's error line, the Problems panel), and an error is shown in one
+   * place only. The reporter pushes a failed call's toast before the caller gets the result, and
+   * the caller claims it in the same task, so the toast is never painted.
+   */
+  claimToast(channel: string): void;
 }
 
 /** Most toasts shown at once. */
@@ -44,6 +51,9 @@ export const MAX_TOASTS = 5;
 /** A UI store; `view` starts at `initialView` (default `instances`, the useful one today). */
 export function createUiStore(initialView: View = 'instances'): StoreApi<UiState> {
   let nextId = 1;
+  /** Toasts pushed in the current task (claimable); emptied by the next task. */
+  let fresh = new Set<number>();
+  let clearing = false;
   return createStore<UiState>()((set) => ({
     view: initialView,
     toasts: [],
@@ -52,9 +62,22 @@ export function createUiStore(initialView: View = 'instances'): StoreApi<UiState
     focusInstance: (id) => set(id === undefined ? { focusedInstance: undefined } : { focusedInstance: id, view: 'instances' }),
     pushToast: (toast) => {
       const id = nextId++;
+      fresh.add(id);
+      if (!clearing) {
+        clearing = true;
+        setTimeout(() => {
+          clearing = false;
+          fresh = new Set();
+        }, 0);
+      }
       set((s) => ({ toasts: [...s.toasts, { ...toast, id }].slice(-MAX_TOASTS) }));
       return id;
     },
     dismissToast: (id) => set((s) => ({ toasts: s.toasts.filter((t) => t.id !== id) })),
+    claimToast: (channel) =>
+      set((s) => {
+        const toasts = s.toasts.filter((t) => !(t.channel === channel && fresh.has(t.id)));
+        return toasts.length === s.toasts.length ? s : { toasts };
+      }),
   }));
 }
