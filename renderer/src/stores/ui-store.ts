@@ -33,7 +33,10 @@ export interface UiState {
   focusedInstance: number | undefined;
   /** Switches to Instances focused on instance `id` (undefined clears the focus). */
   focusInstance(id: number | undefined): void;
-  /** Adds a toast (the oldest goes beyond {@link MAX_TOASTS}); returns its id. */
+  /**
+   * Adds a toast (the oldest goes beyond {@link MAX_TOASTS}), replacing one with the same code and
+   * message; returns its id.
+   */
   pushToast(toast: Omit<Toast, 'id'>): number;
   dismissToast(id: number): void;
   /**
@@ -70,7 +73,10 @@ export function createUiStore(initialView: View = 'instances'): StoreApi<UiState
           fresh = new Set();
         }, 0);
       }
-      set((s) => ({ toasts: [...s.toasts, { ...toast, id }].slice(-MAX_TOASTS) }));
+      // The same failure again (two calls of one screen, a retry) replaces its toast: one each.
+      set((s) => ({
+        toasts: [...s.toasts.filter((t) => t.code !== toast.code || t.message !== toast.message), { ...toast, id }].slice(-MAX_TOASTS),
+      }));
       return id;
     },
     dismissToast: (id) => set((s) => ({ toasts: s.toasts.filter((t) => t.id !== id) })),
