@@ -31,6 +31,17 @@ export default tseslint.config(
     },
   },
   {
+    // The built-in types' config modules are shared with the renderer (engine/nodes/builtin-configs):
+    // zod, acorn and the engine's error class only, never Node, the sandbox or the thread pool.
+    files: ['engine/nodes/builtin-configs.ts', 'engine/nodes/script-config.ts', 'engine/nodes/http-config.ts', 'engine/nodes/pass.ts', 'engine/nodes/delay.ts', 'engine/nodes/approval.ts', 'engine/nodes/types.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['node:*', 'fs', 'path', 'os', 'crypto', 'better-sqlite3', 'quickjs-emscripten', '../db/*', '../runtime/*', './registry', './thread-pool', './script', './script-sandbox', './script-heap', './http', './abort'], message: 'The built-in config modules are shared with the renderer: no Node, sandbox or handler code.' }] },
+      ],
+    },
+  },
+  {
     // The CLI is a host like the other two: data goes through the contract's dispatch and the
     // Engine's public API (engine/api), never SQL of its own or the runtime's internals.
     files: ['engine/cli/**/*.ts'],
@@ -78,8 +89,8 @@ export default tseslint.config(
           paths: [{ name: 'electron', message: 'The renderer reaches Electron only through window.runnel (src/api/client.ts).' }],
           patterns: [
             {
-              group: ['node:*', 'fs', 'path', 'os', 'crypto', 'better-sqlite3', '**/engine/db/**', '**/engine/runtime/**', '**/engine/nodes/**', '**/engine/api/handlers', '**/engine/api/event-batcher', '**/engine/api/index', '**/electron/main/**', '**/server/**'],
-              message: 'The renderer may import only the API contract, engine/dsl and electron/shared (plus the preload bridge type).',
+              group: ['node:*', 'fs', 'path', 'os', 'crypto', 'better-sqlite3', '**/engine/db/**', '**/engine/runtime/**', '**/engine/nodes/**', '!**/engine/nodes/builtin-configs', '**/engine/api/handlers', '**/engine/api/event-batcher', '**/engine/api/index', '**/electron/main/**', '**/server/**'],
+              message: 'The renderer may import only the API contract, engine/dsl, engine/nodes/builtin-configs and electron/shared (plus the preload bridge type).',
             },
           ],
         },

@@ -178,6 +178,27 @@ function variableProblem(e: ErrorObject): VariableProblem {
 }
 
 /**
+ * The data a person attaches to an approval's decision, checked against the approval's `form`
+ * (a JSON Schema), with the same compiler and messages as the variables' `inputSchema`.
+ *
+ * @throws EngineError INVALID_INPUT naming node `nodeId` and each failing field (`details`:
+ *   `{ field, message }`), or that the form does not compile.
+ */
+export function checkDecisionData(form: Record<string, unknown>, data: unknown, nodeId: string): void {
+  const check = compileInputSchema(form);
+  if (!check.ok) {
+    throw new EngineError('INVALID_INPUT', `node "${nodeId}": the approval's form is not a valid JSON Schema: ${check.reason}`);
+  }
+  if (check.validate(data)) return;
+  const problems = (check.validate.errors ?? []).map(variableProblem);
+  throw new EngineError(
+    'INVALID_INPUT',
+    `the decision's data does not match the form of node "${nodeId}": ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`,
+    { details: problems },
+  );
+}
+
+/**
  * Checks the variables an instance of `workflow` would start with: a JSON object that passes
  * the workflow's `inputSchema` (when it has one).
  *

@@ -27,6 +27,7 @@ import {
   type QuickJSModuleLike,
   type Sandbox,
 } from './script-heap';
+import { SCRIPT_LIMITS, WRAP_PREFIX } from './script-config';
 import type { ScriptConfig } from './script';
 import type { NodeContext, NodeResult } from './types';
 
@@ -34,34 +35,7 @@ export type { QuickJSModuleLike };
 
 const MIB = 1024 * 1024;
 
-/** Limits of the `script` node type: times in ms, sizes in bytes. */
-export const SCRIPT_LIMITS = {
-  defaultTimeLimitMs: 1000,
-  /**
-   * A script runs on a pool thread, so a long one holds no heartbeat, no loop and no other
-   * instance: the bound is one day, as for a compensation's `timeoutMs`.
-   */
-  maxTimeLimitMs: 86_400_000,
-  defaultMemoryLimitBytes: 32 * MIB,
-  minMemoryLimitBytes: 1 * MIB,
-  maxMemoryLimitBytes: 256 * MIB,
-  /** Longest `code`, in characters. */
-  maxCodeLength: 1_000_000,
-  /**
-   * QuickJS stack limit. QuickJS checks it on its own (linear-memory) stack, but every
-   * interpreted frame also uses V8's native stack; above ~256 KiB plain recursion overflows V8
-   * first (measured with quickjs-emscripten 0.32 on Node 20), which is a host crash rather than a
-   * catchable "stack overflow" in the script. 256 KiB still allows ~1,500 nested calls.
-   */
-  maxStackSizeBytes: 256 * 1024,
-  /** `console.*` calls forwarded to `ctx.log` per execution; the rest are dropped. */
-  maxLogLines: 100,
-  /** Longest forwarded log message, in characters. */
-  maxLogChars: 2000,
-} as const;
-
-/** How the sandbox wraps a script's code; the prefix shares line 1 with it. */
-export const WRAP_PREFIX = '(function (input, variables, steps) {';
+export { SCRIPT_LIMITS, WRAP_PREFIX };
 
 /**
  * A script's data as JSON texts: how it crosses to its thread (a string clones as one copy, and

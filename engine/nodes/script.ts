@@ -8,12 +8,9 @@
  * lease) cuts it at once: the pool terminates the thread and starts a fresh one. Inside the
  * thread the script's own `timeLimitMs` and `memoryLimitBytes` apply as before.
  */
-import { parse as parseJs } from 'acorn';
-import { z } from 'zod';
 import { throwIfAborted } from './abort';
+import { SCRIPT_LIMITS, ScriptConfigSchema, scriptSyntaxProblems, type ScriptConfig } from './script-config';
 import {
-  SCRIPT_LIMITS,
-  WRAP_PREFIX,
   dataTooBig,
   executeOn,
   scriptData,
@@ -23,49 +20,13 @@ import {
 import { defaultThreadPool, type ThreadPool } from './thread-pool';
 import type { NodeContext, NodeType } from './types';
 
-export { SCRIPT_LIMITS, type QuickJSModuleLike };
+export { SCRIPT_LIMITS, ScriptConfigSchema, scriptSyntaxProblems, type QuickJSModuleLike, type ScriptConfig };
 
 /** The thread module that runs a script (a bundled `.js` in the packaged app: electron/build.ts). */
 const SCRIPT_THREAD_MODULE = new URL('./script-sandbox.ts', import.meta.url).href;
 
 /** Stands in for the variables and steps a script's thread gets as text instead. */
 const NO_DATA: Readonly<Record<string, unknown>> = Object.freeze({});
-
-/**
- * Config of `script`.
- *
- * - `code`: a function body that sees `input`, `variables` and `steps` and returns the result,
- *   e.g. `return input.a + 1`; strict mode; not a template;
- * - `timeLimitMs`: 1 … 86,400,000 (one day; default 1,000) of wall-clock time, inside the
- *   script's thread; the node's `timeoutMs` cuts it earlier;
- * - `memoryLimitBytes`: 1 MiB … 256 MiB (default 32 MiB) for the whole QuickJS runtime,
- *   inputs included; enforced by capping the sandbox's WebAssembly memory, so it bounds the host
- *   process too (give or take one 64 KiB page and the allocator's overhead).
- */
-export const ScriptConfigSchema = z.strictObject({
-  code: z
-    .string()
-    .min(1, 'code is empty')
-    .max(SCRIPT_LIMITS.maxCodeLength)
-    .describe('JavaScript function body; sees input, variables, steps; return the result'),
-  timeLimitMs: z
-    .number()
-    .int()
-    .min(1)
-    .max(SCRIPT_LIMITS.maxTimeLimitMs)
-    .default(SCRIPT_LIMITS.defaultTimeLimitMs)
-    .describe('Wall-clock time limit in ms, 1 to 86400000 (one day); the node timeoutMs cuts it earlier'),
-  memoryLimitBytes: z
-    .number()
-    .int()
-    .min(SCRIPT_LIMITS.minMemoryLimitBytes)
-    .max(SCRIPT_LIMITS.maxMemoryLimitBytes)
-    .default(SCRIPT_LIMITS.defaultMemoryLimitBytes)
-    .describe('Memory limit in bytes'),
-});
-
-/** Parsed config of `script`. */
-export type ScriptConfig = z.output<typeof ScriptConfigSchema>;
 
 /** Options of {@link createScriptNodeType}. */
 export interface ScriptNodeOptions {
@@ -133,40 +94,6 @@ export function createScriptNodeType(options: ScriptNodeOptions = {}): NodeType<
       return { output: 'output' in result ? (JSON.parse(result.output as string) as unknown) : null };
     },
   };
-}
-
-/**
- * The syntax errors of a script's code, as `validateConfig` reports them: `code has a syntax
- * error at line L, column C: …`, or that it closes its function early.
- *
- * Parsed with acorn (plain JavaScript, nothing runs, the designer's own check), wrapped exactly as
- * the sandbox compiles it. Not QuickJS: validation must give the same answer whether or not a
- * sandbox module happens to be loaded, and QuickJS's parser can overflow the host stack on absurd
- * nesting. What acorn accepts but QuickJS does not is still reported when the script runs.
- */
-export function scriptSyntaxProblems(code: string): string[] {
-  const source = `${WRAP_PREFIX}${code}\n})`;
-  type Span = { type: string; start: number; end: number };
-  let program: { body: Array<Span & { expression?: Span }> };
-  try {
-    program = parseJs(source, { ecmaVersion: 'latest', sourceType: 'script' }) as unknown as typeof program;
-  } catch (error) {
-    if (!(error instanceof SyntaxError)) return []; // e.g. the host's stack on absurd nesting
-    const e = error as SyntaxError & { pos?: number; loc?: { line: number; column: number } };
-    if (e.pos !== undefined && e.pos >= WRAP_PREFIX.length + code.length) {
-      return ['code has a syntax error: it ends too early (an unclosed bracket, string or expression)'];
-    }
-    const line = e.loc?.line ?? 1;
-    const column = Math.max(1, (e.loc?.column ?? 0) - (line === 1 ? WRAP_PREFIX.length : 0) + 1);
-    const message = e.message.replace(/\s*\(\d+:\d+\)$/u, '');
-    return [`code has a syntax error at line ${line}, column ${column}: ${message}`];
-  }
-  // One statement: the parenthesised function, from the first "(" to the last ")".
-  const fn = program.body.length === 1 ? program.body[0]?.expression : undefined;
-  if (fn?.type !== 'FunctionExpression' || fn.start !== 1 || fn.end !== source.length - 1) {
-    return ['code must be a function body (it closes the function early)'];
-  }
-  return [];
 }
 
 /** The `script` node type with default options. */

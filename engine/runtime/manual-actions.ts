@@ -8,6 +8,7 @@
  */
 import { EngineError } from '../errors';
 import { isTerminal } from '../vocabulary';
+import { checkDecisionData } from '../dsl/input-schema';
 import { describeValueProblem, findValueProblem } from '../dsl/value-limits';
 import type { RuntimeContext } from './context';
 import { loadWorkflow, transact } from './context';
@@ -60,8 +61,9 @@ function stepsOf(nodes: readonly { id: string; status: string; output?: unknown;
  * (`{ approved, data, comment, actor, decidedAt }`) and the instance goes on.
  *
  * @throws EngineError NOT_FOUND, INVALID_STATE (no approval waits there), CONFLICT (decided
- *   meanwhile), RESULT_TOO_LARGE (the decision, or the variables with it, above the limit),
- *   DEADLINE_EXCEEDED (the instance had passed its deadline: it is failed instead).
+ *   meanwhile), INVALID_INPUT (data the approval's `form` refuses, each field named),
+ *   RESULT_TOO_LARGE (the decision, or the variables with it, above the limit), DEADLINE_EXCEEDED
+ *   (the instance had passed its deadline: it is failed instead).
  */
 export async function approve(ctx: RuntimeContext, instanceId: number, nodeId: string, decision: ApproveOptions): Promise<void> {
   const inst = await existing(ctx, instanceId);
@@ -73,6 +75,11 @@ export async function approve(ctx: RuntimeContext, instanceId: number, nodeId: s
   const wf = await loadWorkflow(ctx, inst.workflowId);
   const node = wf.nodes.get(nodeId);
   if (!node) throw new EngineError('NOT_FOUND', `node "${nodeId}" is not in workflow ${wf.name}`);
+  // The form the UI renders is checked here too, so no client (CLI, API) can send what it refuses.
+  const form = (node.def.config as { form?: unknown } | undefined)?.form;
+  if (decision.data !== undefined && typeof form === 'object' && form !== null && !Array.isArray(form)) {
+    checkDecisionData(form as Record<string, unknown>, decision.data, nodeId);
+  }
   const now = ctx.clock.now();
   const result: Record<string, unknown> = { approved: decision.approved, decidedAt: now };
   if (decision.data !== undefined) result.data = decision.data;

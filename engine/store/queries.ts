@@ -186,7 +186,12 @@ export interface NodeQueries {
   setStatus(p: { instanceId: number; nodeId: string; status: NodeStatus }): void;
   /** Takes back an attempt started at once that never ran: CANCELLED, attempt − 1. */
   unstart(p: { instanceId: number; nodeId: string }): void;
-  /** COMPENSATING nodes (a compensation that failed) back to COMPLETED. */
+  /**
+   * A compensation is over for this node (it succeeded, or a person skipped it): COMPENSATED, its
+   * wait and the failed attempts' error cleared (history keeps them).
+   */
+  compensated(p: { instanceId: number; nodeId: string }): void;
+  /** COMPENSATING nodes (a compensation that failed) back to COMPLETED, wait and error cleared. */
   resetFailedCompensations(instanceId: number): void;
 }
 

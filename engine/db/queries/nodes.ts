@@ -117,8 +117,13 @@ export function createNodeQueries(db: Database.Database): NodeQueries {
     `UPDATE node_state SET status = 'CANCELLED', attempt = attempt - 1, started_at = NULL, version = version + 1
       WHERE instance_id = ? AND node_id = ?`,
   );
+  const compensated = db.prepare<[number, string]>(
+    `UPDATE node_state SET status = 'COMPENSATED', wait_json = NULL, error_json = NULL, version = version + 1
+      WHERE instance_id = ? AND node_id = ?`,
+  );
   const resetFailedCompensations = db.prepare<[number]>(
-    `UPDATE node_state SET status = 'COMPLETED', version = version + 1 WHERE instance_id = ? AND status = 'COMPENSATING'`,
+    `UPDATE node_state SET status = 'COMPLETED', wait_json = NULL, error_json = NULL, version = version + 1
+      WHERE instance_id = ? AND status = 'COMPENSATING'`,
   );
 
   return {
@@ -164,6 +169,7 @@ export function createNodeQueries(db: Database.Database): NodeQueries {
     ready: ({ instanceId, nodeId, attemptLimit }) => void ready.run(attemptLimit, instanceId, nodeId),
     setStatus: ({ instanceId, nodeId, status }) => void setStatus.run(status, instanceId, nodeId),
     unstart: ({ instanceId, nodeId }) => void unstart.run(instanceId, nodeId),
+    compensated: ({ instanceId, nodeId }) => void compensated.run(instanceId, nodeId),
     resetFailedCompensations: (instanceId) => void resetFailedCompensations.run(instanceId),
   };
 }

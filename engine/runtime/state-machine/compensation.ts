@@ -33,7 +33,7 @@ export function continueCompensation(tx: Tx, instanceId: number): void {
 
 /** A compensation succeeded: the node is COMPENSATED and the chain goes on. */
 export function compensated(tx: Tx, instanceId: number, nodeId: string, result: unknown, attempt: number): void {
-  tx.q.nodes.setStatus({ instanceId, nodeId, status: 'COMPENSATED' });
+  tx.q.nodes.compensated({ instanceId, nodeId });
   tx.q.history.append({ instanceId, nodeId, type: 'compensation.completed', at: tx.now, attempt, ...(result === undefined ? {} : { data: { result } }) });
   tx.events.push({ type: 'node.changed', instanceId, nodeId, status: 'COMPENSATED' });
   continueCompensation(tx, instanceId);

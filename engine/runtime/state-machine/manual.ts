@@ -164,7 +164,7 @@ export function resumeInstance(tx: Tx, r: ResumeAction): EngineError | undefined
     q.schedule.insert({ instanceId: id, nodeId, kind: 'compensate', at: now, retryCount: 0, now });
   } else {
     q.history.append({ instanceId: id, nodeId, type: 'compensation.skipped', at: now, actor: r.actor });
-    q.nodes.setStatus({ instanceId: id, nodeId, status: 'COMPENSATED' });
+    q.nodes.compensated({ instanceId: id, nodeId });
     continueCompensation(tx, id);
   }
   return undefined;

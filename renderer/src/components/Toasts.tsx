@@ -1,6 +1,10 @@
 /**
  * Error toasts: one per failed call, showing its code and message (`data-testid="toast"`, with
  * `toast-code` and `toast-message` inside). Each closes by its button or after 10 s.
+ *
+ * They sit in a row of their own above the status bar (styles.css `.app`), taking room from the
+ * view rather than covering its rows, panels or Problems list. A failure the caller shows where
+ * it happened is taken back before it is painted (`claimToast`): one place per error.
  */
 import { useEffect } from 'react';
 import { useUi } from '../hooks';
@@ -31,7 +35,7 @@ function ToastItem({ toast, onClose }: { toast: Toast; onClose: () => void }) {
   );
 }
 
-/** The toast stack (bottom right). */
+/** The toast row (above the status bar, right-aligned). */
 export function Toasts() {
   const toasts = useUi((s) => s.toasts);
   const dismiss = useUi((s) => s.dismissToast);

@@ -2,7 +2,9 @@
  * The canvas: React Flow over the designer store, with a dotted grid (snap 20 px), minimap,
  * zoom controls, palette drops at the cursor, the connection rules applied while a connection is
  * dragged (a refused target says why, in place: `connection-refused-reason`), and the store's
- * focus and fit requests (a clicked problem, an opened workflow, auto-layout).
+ * focus and fit requests (a clicked problem, an opened workflow, auto-layout). A selected node or
+ * edge (both its ends and the label between them) is kept clear of the properties drawer: the
+ * view pans, or zooms out, when the drawer would cover it.
  */
 import {
   Background,
@@ -14,6 +16,7 @@ import {
   useConnection,
   useNodesInitialized,
   useReactFlow,
+  useStoreApi,
   type Connection,
   type FinalConnectionState,
   type FitViewOptions,
@@ -116,14 +119,67 @@ function LastRefusal() {
   );
 }
 
+/** Free room kept around a selection shown beside the drawer, px. */
+const CLEAR_MARGIN = 24;
+
+/** The one selected node or edge, as `node:<id>` / `edge:<id>`, or undefined. */
+function selectedKey(s: { nodes: readonly AppNode[]; edges: readonly FlowEdge[] }): string | undefined {
+  const nodes = s.nodes.filter((n) => n.selected);
+  const edges = s.edges.filter((e) => e.selected);
+  if (nodes.length === 1 && edges.length === 0) return `node:${nodes[0]?.id ?? ''}`;
+  if (edges.length === 1 && nodes.length === 0) return `edge:${edges[0]?.id ?? ''}`;
+  return undefined;
+}
+
 /** Brings focused elements into view and fits the drawing when asked. */
 function ViewKeeper({ inset }: { inset: number }) {
   const store = useDesignerStore();
   const focus = useDesigner((s) => s.focus);
   const fitSeq = useDesigner((s) => s.fitSeq);
+  const selected = useDesigner(selectedKey);
   const flow = useReactFlow<AppNode, FlowEdge>();
+  const flowStore = useStoreApi<AppNode, FlowEdge>();
   const initialized = useNodesInitialized();
   const pendingFit = useRef(true);
+
+  // The selection beside the drawer: its box (an edge's: both ends, the label lies between) moved
+  // clear of the drawer once the pointer is done (never while a node is dragged).
+  useEffect(() => {
+    if (selected === undefined || inset <= 0) return;
+    const timer = setTimeout(() => {
+      const s = store.getState();
+      if (s.nodes.some((n) => n.dragging)) return;
+      const rectOf = (id: string): { x1: number; y1: number; x2: number; y2: number } | undefined => {
+        const n = flow.getInternalNode(id);
+        if (!n) return undefined;
+        const { x, y } = n.internals.positionAbsolute;
+        return { x1: x, y1: y, x2: x + (n.measured.width ?? DEFAULT_NODE_SIZE.width), y2: y + (n.measured.height ?? DEFAULT_NODE_SIZE.height) };
+      };
+      const [kind, id] = [selected.slice(0, 4), selected.slice(5)];
+      const edge = kind === 'edge' ? s.edges.find((e) => e.id === id) : undefined;
+      const rects = (edge ? [rectOf(edge.source), rectOf(edge.target)] : [rectOf(id)]).filter((r) => r !== undefined);
+      if (rects.length === 0) return;
+      const b = { x1: Math.min(...rects.map((r) => r.x1)), y1: Math.min(...rects.map((r) => r.y1)), x2: Math.max(...rects.map((r) => r.x2)), y2: Math.max(...rects.map((r) => r.y2)) };
+      const { width, height, transform } = flowStore.getState();
+      const [vx, vy, zoom] = transform;
+      const room = { x1: CLEAR_MARGIN, y1: CLEAR_MARGIN, x2: width - inset - CLEAR_MARGIN, y2: height - CLEAR_MARGIN };
+      if (room.x2 - room.x1 < 80 || room.y2 - room.y1 < 80) return;
+      const screen = { x1: b.x1 * zoom + vx, y1: b.y1 * zoom + vy, x2: b.x2 * zoom + vx, y2: b.y2 * zoom + vy };
+      if (screen.x1 >= room.x1 && screen.x2 <= room.x2 && screen.y1 >= room.y1 && screen.y2 <= room.y2) return;
+      // Zoom out only when it cannot fit at this zoom; then centre it in the free part.
+      const fit = Math.min(zoom, (room.x2 - room.x1) / (b.x2 - b.x1), (room.y2 - room.y1) / (b.y2 - b.y1));
+      if (fit < zoom) {
+        const cx = (b.x1 + b.x2) / 2;
+        const cy = (b.y1 + b.y2) / 2;
+        void flow.setViewport({ x: (room.x1 + room.x2) / 2 - cx * fit, y: (room.y1 + room.y2) / 2 - cy * fit, zoom: fit }, { duration: 200 });
+        return;
+      }
+      const dx = screen.x2 > room.x2 ? room.x2 - screen.x2 : screen.x1 < room.x1 ? room.x1 - screen.x1 : 0;
+      const dy = screen.y2 > room.y2 ? room.y2 - screen.y2 : screen.y1 < room.y1 ? room.y1 - screen.y1 : 0;
+      void flow.setViewport({ x: vx + dx, y: vy + dy, zoom }, { duration: 200 });
+    }, 150);
+    return () => clearTimeout(timer);
+  }, [selected, inset, flow, flowStore, store]);
 
   useEffect(() => {
     pendingFit.current = true;

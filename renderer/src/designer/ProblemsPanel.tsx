@@ -31,7 +31,7 @@ export function ProblemsPanel() {
         <ol className="rn-problems-list">
           {all.map((p, i) => (
             <li key={`${p.from}-${i}`}>
-              <button type="button" className="rn-problem" data-testid={`problem-${i}`} data-code={p.code} data-node={p.nodeId} data-edge={p.edgeId} onClick={() => store.getState().focusProblem(p)}>
+              <button type="button" className="rn-problem" data-testid={`problem-${i}`} data-from={p.from} data-code={p.code} data-node={p.nodeId} data-edge={p.edgeId} onClick={() => store.getState().focusProblem(p)}>
                 <code className="rn-problem-code">{p.code}</code>
                 <span className="rn-problem-message">{p.message}</span>
                 {p.from === 'host' ? <span className="rn-problem-from">from the host</span> : null}

@@ -13,7 +13,7 @@ const perApp = new WeakMap<AppStores, DesignerStore>();
 export function designerStoreFor(app: AppStores): DesignerStore {
   let store = perApp.get(app);
   if (!store) {
-    store = createDesignerStore({ api: app.api, workflows: app.workflows });
+    store = createDesignerStore({ api: app.api, workflows: app.workflows, claimError: (channel) => app.ui.getState().claimToast(channel) });
     perApp.set(app, store);
 
     // A palette that failed to load (the host was away, or refused the token) loads once it is back.

@@ -7,7 +7,8 @@
  *
  * Test ids: `view-dashboard`, `dash-range-<15m|1h|6h|24h>`, `dash-count-<STATUS>` (`data-count`),
  * `dash-total`, `chart-throughput`, `chart-latency`, `dash-queue`, `dash-oldest-waiting`
- * (`data-id`), `dash-oldest-open`, `dash-workflows`, `dash-workflow-<name>`, `dash-dead-letters`,
+ * (`data-id`), `dash-oldest-open`, `dash-needs-person` (`data-count`: suspended + approvals),
+ * `dash-needs-suspended`, `dash-needs-approvals`, `dash-workflows`, `dash-workflow-<name>`, `dash-dead-letters`,
  * `dash-dead-letter-<id>`, `dash-dead-letter-open-<id>`.
  */
 import './monitor.css';
@@ -17,11 +18,11 @@ import {
   type InstanceStatusValue,
   type SeriesPoint,
 } from '../../../engine/api/contract';
-import { useUi } from '../hooks';
+import { useInstances, useUi } from '../hooks';
 import { RANGES, type RangeKey } from '../stores/dashboard-store';
 import { Lines, StackedBars, type Series } from './charts';
 import { errorText, formatCount, formatDuration, formatTime, formatTimestamp } from './format';
-import { useDashboard, useList } from './hooks';
+import { useApprovals, useDashboard, useList } from './hooks';
 import { useNow } from './useNow';
 
 const THROUGHPUT: Series<SeriesPoint>[] = [
@@ -74,7 +75,10 @@ export function DashboardView() {
     openInstance(id);
     setView('instances');
   };
-  const counts = metrics?.counts ?? {};
+  // The app's counts: the same numbers, refreshed on the same events, as the status bar and chips.
+  const counts = useInstances((s) => s.counts);
+  // Approvals waiting for a decision (a WAITING instance may wait for a mere timer or retry).
+  const approvals = useApprovals((s) => s.total);
   const total = Object.values(counts).reduce((a, b) => a + b, 0);
   const durations = new Map((metrics?.durations ?? []).map((d) => [String(d.workflow), d]));
   const sum = (k: keyof SeriesPoint): number => series.reduce((a, p) => a + (Number(p[k]) || 0), 0);
@@ -211,21 +215,22 @@ export function DashboardView() {
             <dd>{formatCount(num(metrics?.queue.timers) ?? 0)}</dd>
           </dl>
         </section>
-        <section className="card">
+        <section className="card" data-testid="dash-needs-person" data-count={(counts.SUSPENDED ?? 0) + approvals}>
           <header>
             <h3>Needs a person</h3>
+            <span className="muted">{formatCount((counts.SUSPENDED ?? 0) + approvals)}</span>
           </header>
           <dl className="facts">
             <dt>suspended</dt>
             <dd>
-              <button type="button" className="link" onClick={() => showStatus('SUSPENDED')}>
+              <button type="button" className="link" data-testid="dash-needs-suspended" onClick={() => showStatus('SUSPENDED')}>
                 {formatCount(counts.SUSPENDED ?? 0)}
               </button>
             </dd>
-            <dt>waiting</dt>
+            <dt>approvals to decide</dt>
             <dd>
-              <button type="button" className="link" onClick={() => showStatus('WAITING')}>
-                {formatCount(counts.WAITING ?? 0)}
+              <button type="button" className="link" data-testid="dash-needs-approvals" onClick={() => setView('approvals')}>
+                {formatCount(approvals)}
               </button>
             </dd>
             <dt>failed</dt>

@@ -17,7 +17,7 @@ import {
 import { useWorkflows } from '../hooks';
 import { EMPTY_FILTER, isFiltered } from '../stores/monitor-list-store';
 import { formatCount } from './format';
-import { useList } from './hooks';
+import { useList, useStatusCounts } from './hooks';
 
 const RANGES: { key: string; label: string; ms: number | undefined }[] = [
   { key: '15m', label: '15 min', ms: 15 * 60_000 },
@@ -219,7 +219,7 @@ export function FilterBar() {
 
 /** Per-status counts under the filter; clicking a chip toggles that status in the filter. */
 export function StatusChips() {
-  const counts = useList((s) => s.counts);
+  const counts = useStatusCounts();
   const selected = useList((s) => s.filter.status);
   const setFilter = useList((s) => s.setFilter);
   const total = Object.values(counts).reduce((a, b) => a + b, 0);

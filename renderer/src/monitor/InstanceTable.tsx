@@ -18,7 +18,7 @@ import {
   formatTime,
   formatTimestamp,
 } from './format';
-import { useList } from './hooks';
+import { useList, useStatusCounts } from './hooks';
 import { useNow } from './useNow';
 import { VirtualList } from './VirtualList';
 
@@ -135,7 +135,7 @@ function Row({
 export function InstanceTable() {
   const items = useList((s) => s.items);
   const status = useList((s) => s.status);
-  const counts = useList((s) => s.counts);
+  const counts = useStatusCounts();
   const filterStatuses = useList((s) => s.filter.status);
   const nextBeforeId = useList((s) => s.nextBeforeId);
   const loadingMore = useList((s) => s.loadingMore);

@@ -4,8 +4,13 @@
  * — the node's `input` mapping evaluated now over the current globals and step results (the engine
  * does not store each attempt's input; this is what the next attempt would receive).
  *
+ * What it waits for and its error follow the node's current state, not what was stored last: a
+ * compensated or completed node waits for nothing and shows no error (its failed attempts stay in
+ * the attempts list), a compensation being run again is "compensating", not "waits for a person".
+ *
  * Test ids: `node-panel` (`data-node`), `node-panel-status`, `node-attempts-count`,
- * `node-next-retry`, `node-wait`, `node-error`, `node-attempts`, `node-output`, `node-input`.
+ * `node-next-retry`, `node-wait`, `node-error` (`data-kind`), `node-attempts`, `node-output`,
+ * `node-input`.
  */
 import { useEffect, useState } from 'react';
 import type { HistoryEvent, InstanceDetail } from '../../../engine/api/contract';
@@ -56,6 +61,25 @@ function attemptsOf(history: readonly HistoryEvent[], nodeId: string): Attempt[]
   return out;
 }
 
+/** Node states in which a stored error is the current one, and what it is then. */
+const ERROR_LABEL: Partial<Record<string, string>> = {
+  FAILED: 'failed',
+  RETRYING: 'last attempt failed',
+  WAITING: 'last attempt failed',
+  COMPENSATING: 'last compensation attempt failed',
+};
+
+/**
+ * What a node waits for now, from its state and its instance's: a wait for a person (an incident,
+ * a failed compensation) holds only while the instance is SUSPENDED; a timer, an approval or a
+ * retry only while the node is WAITING or RETRYING.
+ */
+function currentWait(nodeStatus: string | undefined, instanceStatus: string, wait: { kind?: string } | undefined): boolean {
+  if (!wait?.kind) return false;
+  if (wait.kind === 'incident' || wait.kind === 'compensation') return instanceStatus === 'SUSPENDED';
+  return nodeStatus === 'WAITING' || nodeStatus === 'RETRYING';
+}
+
 /** See the module comment. */
 export function NodePanel({
   detail,
@@ -92,6 +116,8 @@ export function NodePanel({
   const wait = (state?.wait ?? undefined) as
     { kind?: string; prompt?: string; until?: number; timeoutAt?: number } | undefined;
   const status = (state?.status ?? 'PENDING').toLowerCase();
+  const waits = currentWait(state?.status, detail.status, wait);
+  const errorLabel = state?.status === undefined ? undefined : ERROR_LABEL[state.status];
   return (
     <section className="node-panel" data-testid="node-panel" data-node={nodeId} aria-label={`Node ${nodeId}`}>
       <header>
@@ -125,7 +151,7 @@ export function NodePanel({
             ? `${formatTimestamp(state.nextRunAt)} (${formatRelative(state.nextRunAt, now)})`
             : '—'}
         </dd>
-        {wait?.kind ? (
+        {waits && wait?.kind ? (
           <>
             <dt>waits for</dt>
             <dd data-testid="node-wait">
@@ -133,7 +159,11 @@ export function NodePanel({
                 ? `approval: ${wait.prompt ?? ''}`
                 : wait.kind === 'timer'
                   ? `timer until ${formatTimestamp(wait.until)} (${formatRelative(wait.until, now)})`
-                  : wait.kind}
+                  : wait.kind === 'compensation'
+                    ? 'a person: its compensation failed (resume the instance)'
+                    : wait.kind === 'incident'
+                      ? 'a person: it failed (resume the instance)'
+                      : wait.kind}
               {wait.timeoutAt !== undefined ? (
                 <span className="muted"> · times out {formatRelative(wait.timeoutAt, now)}</span>
               ) : null}
@@ -141,9 +171,9 @@ export function NodePanel({
           </>
         ) : null}
       </dl>
-      {state?.error !== undefined ? (
-        <div className="node-error error-text" data-testid="node-error">
-          {errorText(state.error)}
+      {state?.error != null && errorLabel !== undefined ? (
+        <div className="node-error error-text" data-testid="node-error" data-kind={state.status}>
+          <strong>{errorLabel}:</strong> {errorText(state.error)}
         </div>
       ) : null}
       <h4>Attempts</h4>

@@ -1,6 +1,6 @@
 /**
- * Notices that need a person (an instance SUSPENDED, an approval requested): a stack at the bottom
- * left of the main area, apart from the error toasts (bottom right). Clicking one opens its
+ * Notices that need a person (an instance SUSPENDED, an approval requested): a row of their own
+ * above the status bar, below the error toasts' (neither covers the view). Clicking one opens its
  * instance (a summary opens the SUSPENDED list); each leaves after 10 s or by its ×.
  *
  * Test ids: `notices`, `notice-<id>` (`data-kind`, `data-instance`), `notice-open-<id>`,

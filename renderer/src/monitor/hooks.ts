@@ -4,11 +4,12 @@
  */
 import { createContext, useContext } from 'react';
 import { useStore } from 'zustand';
+import { useInstances } from '../hooks';
 import type { ActorState } from '../stores/actor-store';
 import type { ApprovalsState } from '../stores/approvals-store';
 import type { DashboardState } from '../stores/dashboard-store';
 import type { InstanceDetailState } from '../stores/instance-detail-store';
-import type { InstanceListState } from '../stores/monitor-list-store';
+import { isFiltered, type InstanceListState } from '../stores/monitor-list-store';
 import type { MonitorStores } from '../stores/monitor-stores';
 import type { NoticesState } from '../stores/notices-store';
 
@@ -25,6 +26,18 @@ export function useMonitor(): MonitorStores {
 /** A slice of the instance list store. */
 export function useList<T>(selector: (s: InstanceListState) => T): T {
   return useStore(useMonitor().list, selector);
+}
+
+/**
+ * Per-status counts for the status chips and the list's total: the app's counts of every
+ * instance (the same numbers, refreshed on the same events, as the status bar and the Dashboard)
+ * while the filter narrows by status only, else the list's counts under its filter.
+ */
+export function useStatusCounts(): Record<string, number> {
+  const narrowed = useList((s) => isFiltered({ ...s.filter, status: [] }));
+  const listCounts = useList((s) => s.counts);
+  const appCounts = useInstances((s) => s.counts);
+  return narrowed ? listCounts : appCounts;
 }
 
 /** A slice of the open instance's store. */

@@ -17,13 +17,13 @@ export interface ApprovalsState {
   total: number;
   status: LoadStatus;
   load(): Promise<void>;
-  /** Decides one; true when the engine took it. */
+  /** Decides one: true when the engine took it, else the refusal's message (the form shows it). */
   decide(
     item: Pick<ApprovalItem, 'instanceId' | 'nodeId'>,
     approved: boolean,
     data?: unknown,
     comment?: string,
-  ): Promise<boolean>;
+  ): Promise<true | string>;
   applyBatch(batch: EventBatch): void;
 }
 
@@ -32,6 +32,8 @@ export interface ApprovalsStoreOptions {
   /** Least ms between two reloads caused by events (default 500). */
   refreshIntervalMs?: number;
   actor?: () => string;
+  /** Takes back the toast of a refusal the form shows itself (the UI store's `claimToast`). */
+  claimError?: (channel: string) => void;
 }
 
 /** An approvals store over `api`. */
@@ -72,7 +74,9 @@ export function createApprovalsStore(
           total: Math.max(0, s.total - 1),
         }));
       void get().load();
-      return r.ok;
+      if (r.ok) return true;
+      options.claimError?.('instance:approve');
+      return `${r.error.code}: ${r.error.message}`;
     },
     applyBatch(batch) {
       if (timer !== undefined) return;

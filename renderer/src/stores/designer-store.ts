@@ -13,7 +13,7 @@
 import { applyEdgeChanges, applyNodeChanges, type Connection, type EdgeChange, type NodeChange } from '@xyflow/react';
 import { temporal, type TemporalState } from 'zundo';
 import { createStore, type StoreApi } from 'zustand/vanilla';
-import type { InstanceState, NodeTypeInfo, Problem } from '../../../engine/api/contract';
+import type { ApiError, InstanceState, NodeTypeInfo, Problem } from '../../../engine/api/contract';
 import type { TypeCatalog, WorkflowInput } from '../../../engine/dsl';
 import type { ApiClient } from '../api/client';
 import { dslEdgeId, fromDefinition, makeEdge, makeNode, readWorkflowFile, sourceHandleOf, toDefinition } from '../designer/convert';
@@ -73,13 +73,17 @@ export interface DesignerState extends DesignerDoc {
   loading: boolean;
   /** The drawing differs from what was last opened or saved. */
   dirty: boolean;
-  /** Live problems (engine validator + script syntax), in validation order. */
+  /** Live problems (the engine's validator run here), in validation order. */
   problems: DesignerProblem[];
-  /** Problems the host named when it refused the last save (cleared by the next change). */
+  /**
+   * Problems the host named that the live check did not: from its `workflow:validate` after the
+   * last change (custom types' own checks, Ajv's compile of the input schema) or from a refused
+   * save. Cleared by the next change until the host answers again.
+   */
   serverProblems: Problem[];
-  /** Problems by node id. */
+  /** Problems (live and the host's) by node id. */
   problemsByNode: ReadonlyMap<string, DesignerProblem[]>;
-  /** Problems by canvas edge id. */
+  /** Problems (live and the host's) by canvas edge id. */
   problemsByEdge: ReadonlyMap<string, DesignerProblem[]>;
   /** Whether a save (or rename, duplicate, delete, run) call is in flight. */
   busy: boolean;
@@ -190,6 +194,13 @@ export interface DesignerDeps {
   workflows?: StoreApi<WorkflowsState>;
   /** Debounce of live validation after a change, ms (default 120; 0 validates synchronously). */
   analyzeDelayMs?: number;
+  /** How long after the live check the host's `workflow:validate` is asked, ms (default 400). */
+  hostCheckDelayMs?: number;
+  /**
+   * Takes back the toast of a failed call on `channel` that the designer shows itself (its
+   * message line, the Problems panel): the UI store's `claimToast`.
+   */
+  claimError?: (channel: string) => void;
 }
 
 /** Most undo steps kept. */
@@ -209,6 +220,34 @@ export function exportFileName(name: string): string {
   return `${safe === '' ? 'workflow' : safe.slice(0, 150)}.workflow.json`;
 }
 
+/**
+ * A refusal as one line: for INVALID_WORKFLOW the number of problems and the first (the list is
+ * in the Problems panel), else the error's first line.
+ */
+export function refusalText(error: ApiError): string {
+  const details = error.details;
+  if (error.code === 'INVALID_WORKFLOW' && Array.isArray(details) && details.length > 0) {
+    const first = (details[0] as { message?: unknown }).message;
+    const more = details.length > 1 ? ` (and ${details.length - 1} more)` : '';
+    return `${details.length} problem${details.length === 1 ? '' : 's'} (see Problems): ${typeof first === 'string' ? first : error.code}${more}`;
+  }
+  return error.message.split('\n')[0] || error.code;
+}
+
+/** The problems of `r` when the host refused a definition, else none. */
+function refusedProblems(error: ApiError): Problem[] {
+  return error.code === 'INVALID_WORKFLOW' && Array.isArray(error.details) ? (error.details as Problem[]) : [];
+}
+
+/**
+ * `host` without what `local` already says: same code and path, or same code and message (the
+ * host and this page run one validator, so most of its problems are already listed).
+ */
+function newFromHost(host: readonly Problem[], local: readonly Problem[]): Problem[] {
+  const seen = new Set(local.flatMap((p) => [`${p.code}\u0000${p.message}`, `${p.code}\u0000${JSON.stringify(p.path ?? null)}`]));
+  return host.filter((p) => !seen.has(`${p.code}\u0000${p.message}`) && !(p.path !== undefined && seen.has(`${p.code}\u0000${JSON.stringify(p.path)}`)));
+}
+
 function isErrorHandle(handle: string | null | undefined): boolean {
   return handle === 'error';
 }
@@ -222,6 +261,16 @@ function untitled(taken: ReadonlySet<string>): string {
 export function createDesignerStore(deps: DesignerDeps): DesignerStore {
   const { api } = deps;
   const analyzeDelay = deps.analyzeDelayMs ?? 120;
+  const hostCheckDelay = deps.hostCheckDelayMs ?? 400;
+  let hostTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Counts document changes: a host answer about an older drawing is dropped. */
+  let docSeq = 0;
+  /** A call whose failure the designer shows itself (no toast as well). */
+  const inline: ApiClient['invoke'] = (async (channel: string, input?: unknown) => {
+    const r = await (api.invoke as (c: string, i?: unknown) => Promise<{ ok: boolean }>)(channel, input);
+    if (!r.ok) deps.claimError?.(channel);
+    return r;
+  }) as ApiClient['invoke'];
   let baseline: DesignerDoc = { meta: { name: '' }, nodes: [], edges: [] };
   let clipboard: Clipboard | undefined;
   let batchDepth = 0;
@@ -272,6 +321,47 @@ export function createDesignerStore(deps: DesignerDeps): DesignerStore {
         };
 
         const editable = (): boolean => !get().readOnly;
+
+        /** Problems by node id and by canvas edge id (badges on the canvas). */
+        const indexProblems = (all: readonly DesignerProblem[]): Pick<DesignerState, 'problemsByNode' | 'problemsByEdge'> => {
+          const byNode = new Map<string, DesignerProblem[]>();
+          const byEdge = new Map<string, DesignerProblem[]>();
+          const canvasEdge = new Map<string, string>();
+          for (const e of get().edges) {
+            const key = dslEdgeId(e);
+            if (!canvasEdge.has(key)) canvasEdge.set(key, e.id);
+          }
+          for (const p of all) {
+            if (p.nodeId !== undefined) byNode.set(p.nodeId, [...(byNode.get(p.nodeId) ?? []), p]);
+            const e = p.edgeId === undefined ? undefined : canvasEdge.get(p.edgeId);
+            if (e !== undefined) byEdge.set(e, [...(byEdge.get(e) ?? []), p]);
+          }
+          return { problemsByNode: byNode.size === 0 ? EMPTY_MAP : byNode, problemsByEdge: byEdge.size === 0 ? EMPTY_MAP : byEdge };
+        };
+
+        /** Shows the host's problems beside the live ones (what the live check already lists is left out). */
+        const setServerProblems = (host: readonly Problem[]): void => {
+          const serverProblems = newFromHost(host, get().problems);
+          if (serverProblems.length === 0 && get().serverProblems.length === 0) return;
+          set({ serverProblems, ...indexProblems([...get().problems, ...serverProblems]) });
+        };
+
+        /**
+         * Asks the host to validate `definition` a little later (once for a burst of changes):
+         * its save runs checks this page cannot (a custom type's refinements and `validateConfig`,
+         * Ajv's compile of the input schema), and what it finds is listed before Save is pressed.
+         */
+        const scheduleHostCheck = (definition: WorkflowInput): void => {
+          if (hostTimer !== undefined) clearTimeout(hostTimer);
+          const mine = docSeq;
+          hostTimer = setTimeout(() => {
+            hostTimer = undefined;
+            void inline('workflow:validate', { definition: definition as Record<string, unknown> }).then((r) => {
+              if (mine !== docSeq || !r.ok) return;
+              setServerProblems(r.value.problems);
+            });
+          }, hostCheckDelay);
+        };
 
         const refreshVersions = async (name: string): Promise<void> => {
           const r = await api.invoke('workflow:versions', { name });
@@ -430,9 +520,9 @@ export function createDesignerStore(deps: DesignerDeps): DesignerStore {
             const s = get();
             if (s.readOnly || s.busy) return false;
             get().analyzeNow();
-            const problems = get().problems;
-            if (problems.length > 0) {
-              set({ message: { kind: 'error', text: `Cannot save: ${problems.length} problem${problems.length === 1 ? '' : 's'} to fix first (see Problems)`, seq: ++seq } });
+            const count = get().problems.length + get().serverProblems.length;
+            if (count > 0) {
+              set({ message: { kind: 'error', text: `Cannot save: ${count} problem${count === 1 ? '' : 's'} to fix first (see Problems)`, seq: ++seq } });
               return false;
             }
             const name = s.meta.name;
@@ -442,14 +532,11 @@ export function createDesignerStore(deps: DesignerDeps): DesignerStore {
             }
             const doc = docOf(s);
             set({ busy: true });
-            const r = await api.invoke('workflow:save', { definition: toDefinition(doc) as Record<string, unknown> });
+            const r = await inline('workflow:save', { definition: toDefinition(doc) as Record<string, unknown> });
             set({ busy: false });
             if (!r.ok) {
-              const details = r.error.details;
-              set({
-                serverProblems: r.error.code === 'INVALID_WORKFLOW' && Array.isArray(details) ? (details as Problem[]) : [],
-                message: { kind: 'error', text: `Not saved: ${r.error.message.split('\n')[0] ?? r.error.code}`, seq: ++seq },
-              });
+              set({ message: { kind: 'error', text: `Not saved: ${refusalText(r.error)}`, seq: ++seq } });
+              setServerProblems(refusedProblems(r.error));
               return false;
             }
             baseline = doc;
@@ -473,10 +560,10 @@ export function createDesignerStore(deps: DesignerDeps): DesignerStore {
             const s = get();
             if (!s.readOnly || !s.source || s.busy) return false;
             set({ busy: true });
-            const r = await api.invoke('workflow:save', { definition: toDefinition(docOf(s)) as Record<string, unknown> });
+            const r = await inline('workflow:save', { definition: toDefinition(docOf(s)) as Record<string, unknown> });
             set({ busy: false });
             if (!r.ok) {
-              set({ message: { kind: 'error', text: `Not restored: ${r.error.message.split('\n')[0] ?? r.error.code}`, seq: ++seq } });
+              set({ message: { kind: 'error', text: `Not restored: ${refusalText(r.error)}`, seq: ++seq } });
               return false;
             }
             const from = s.source.version;
@@ -498,7 +585,7 @@ export function createDesignerStore(deps: DesignerDeps): DesignerStore {
               return undefined;
             }
             set({ busy: true });
-            const r = await api.invoke('workflow:rename', { name: s.source.name, newName: name });
+            const r = await inline('workflow:rename', { name: s.source.name, newName: name });
             set({ busy: false });
             if (!r.ok) return r.error.message;
             // The host renamed every version: the canvas and what counts as saved follow, and
@@ -521,12 +608,12 @@ export function createDesignerStore(deps: DesignerDeps): DesignerStore {
             if (name === '') return 'A workflow needs a name';
             if (workflowNames().has(name)) return `A workflow named "${name}" already exists`;
             get().analyzeNow();
-            if (get().problems.length > 0) return 'Fix the problems first: a copy is saved at once';
+            if (get().problems.length + get().serverProblems.length > 0) return 'Fix the problems first: a copy is saved at once';
             const doc = docOf(get());
             set({ busy: true });
-            const r = await api.invoke('workflow:save', { definition: toDefinition({ ...doc, meta: { ...doc.meta, name } }) as Record<string, unknown> });
+            const r = await inline('workflow:save', { definition: toDefinition({ ...doc, meta: { ...doc.meta, name } }) as Record<string, unknown> });
             set({ busy: false });
-            if (!r.ok) return r.error.message.split('\n')[0] ?? r.error.code;
+            if (!r.ok) return refusalText(r.error);
             await get().open(name);
             set({ message: { kind: 'info', text: `Saved a copy as ${name}`, seq: ++seq } });
             await afterListChange(name);
@@ -540,7 +627,7 @@ export function createDesignerStore(deps: DesignerDeps): DesignerStore {
               return true;
             }
             set({ busy: true });
-            const r = await api.invoke('workflow:delete', { name: s.source.name });
+            const r = await inline('workflow:delete', { name: s.source.name });
             set({ busy: false });
             if (!r.ok) {
               set({ message: { kind: 'error', text: `Not deleted: ${r.error.message}`, seq: ++seq } });
@@ -797,20 +884,10 @@ export function createDesignerStore(deps: DesignerDeps): DesignerStore {
             }
             const s = get();
             if (!s.catalog) return;
-            const problems = designerProblems(toDefinition(docOf(s)), s.catalog);
-            const byNode = new Map<string, DesignerProblem[]>();
-            const byEdge = new Map<string, DesignerProblem[]>();
-            const canvasEdge = new Map<string, string>();
-            for (const e of s.edges) {
-              const key = dslEdgeId(e);
-              if (!canvasEdge.has(key)) canvasEdge.set(key, e.id);
-            }
-            for (const p of problems) {
-              if (p.nodeId !== undefined) byNode.set(p.nodeId, [...(byNode.get(p.nodeId) ?? []), p]);
-              const e = p.edgeId === undefined ? undefined : canvasEdge.get(p.edgeId);
-              if (e !== undefined) byEdge.set(e, [...(byEdge.get(e) ?? []), p]);
-            }
-            set({ problems, problemsByNode: byNode.size === 0 ? EMPTY_MAP : byNode, problemsByEdge: byEdge.size === 0 ? EMPTY_MAP : byEdge });
+            const definition = toDefinition(docOf(s));
+            const problems = designerProblems(definition, s.catalog);
+            set({ problems, ...indexProblems([...problems, ...s.serverProblems]) });
+            scheduleHostCheck(definition);
           },
 
           focusProblem(p) {
@@ -863,6 +940,7 @@ export function createDesignerStore(deps: DesignerDeps): DesignerStore {
     const dirty = !docEqual(doc, baseline);
     if (dirty !== s.dirty) store.setState({ dirty });
     if (semanticEqual(doc, docOf(prev))) return;
+    docSeq++;
     if (s.serverProblems.length > 0) store.setState({ serverProblems: [] });
     scheduleAnalyze();
   });

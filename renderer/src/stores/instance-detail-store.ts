@@ -33,7 +33,7 @@ export interface InstanceDetailState {
   status: LoadStatus;
   /** An action is in flight. */
   busy: boolean;
-  /** The last refused action's error (shown beside the actions; also a toast). */
+  /** The last refused action's error (shown beside the actions, so not as a toast too). */
   actionError: ApiError | undefined;
   /** Opens instance `id` (undefined closes). */
   open(id: number | undefined): Promise<void>;
@@ -51,6 +51,8 @@ export interface InstanceDetailStoreOptions {
   /** Least ms between two refreshes caused by events (default 250). */
   refreshIntervalMs?: number;
   actor?: () => string;
+  /** Takes back the toast of a refusal shown beside the actions (the UI store's `claimToast`). */
+  claimError?: (channel: string) => void;
 }
 
 /** A detail store over `api`. */
@@ -92,12 +94,14 @@ export function createInstanceDetailStore(
 
     /** Runs an action; on success refreshes at once. */
     const act = async (
+      channel: string,
       run: (expectedVersion: number | undefined) => Promise<{ ok: boolean; error?: ApiError }>,
     ): Promise<boolean> => {
       const id = get().id;
       if (id === undefined) return false;
       set({ busy: true, actionError: undefined });
       const r = await run(get().detail?.version);
+      if (!r.ok) options.claimError?.(channel);
       set({ busy: false, actionError: r.ok ? undefined : r.error });
       await get().refresh();
       return r.ok;
@@ -182,7 +186,7 @@ export function createInstanceDetailStore(
       },
 
       resume: (request) =>
-        act((expectedVersion) =>
+        act('instance:resume', (expectedVersion) =>
           api.invoke('instance:resume', {
             id: get().id ?? 0,
             action: request.action,
@@ -194,7 +198,7 @@ export function createInstanceDetailStore(
         ),
 
       retry: () =>
-        act((expectedVersion) =>
+        act('instance:retry', (expectedVersion) =>
           api.invoke('instance:retry', {
             id: get().id ?? 0,
             ...(expectedVersion === undefined ? {} : { expectedVersion }),
@@ -203,7 +207,7 @@ export function createInstanceDetailStore(
         ),
 
       cancel: (compensate) =>
-        act((expectedVersion) =>
+        act('instance:cancel', (expectedVersion) =>
           api.invoke('instance:cancel', {
             id: get().id ?? 0,
             compensate,
@@ -213,7 +217,7 @@ export function createInstanceDetailStore(
         ),
 
       approve: (nodeId, approved, data, comment) =>
-        act(() =>
+        act('instance:approve', () =>
           api.invoke('instance:approve', {
             id: get().id ?? 0,
             nodeId,

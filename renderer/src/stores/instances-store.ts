@@ -19,7 +19,11 @@ export interface InstancesState {
   /** Newest first. */
   items: InstanceSummary[];
   status: LoadStatus;
-  /** Per-status counts of all instances (from `instance:list`). */
+  /**
+   * Per-status counts of all instances (from `instance:list`), reloaded (throttled) on every
+   * instance event: the one source of the status bar, the status chips of an unnarrowed list and
+   * the Dashboard's tiles.
+   */
   counts: Record<string, number>;
   /** (Re)loads the newest instances. */
   load(): Promise<void>;
@@ -97,7 +101,10 @@ export function createInstancesStore(api: Pick<ApiClient, 'invoke'>, options: In
               refresh = true;
               break;
             case 'instance.changed':
+              // A status change moves the counts too (WAITING → SUSPENDED): they are the app's
+              // one source of per-status counts (status bar, chips, Dashboard).
               statuses.set(e.instanceId, e.status);
+              refresh = true;
               break;
             case 'instance.finished':
               statuses.set(e.instanceId, e.status);

@@ -84,7 +84,7 @@ export interface InstanceListState {
   load(): Promise<void>;
   /** Loads the next page, if any. */
   loadMore(): Promise<void>;
-  /** Starts an instance (as the actor); a refusal comes back as data (and is a toast). */
+  /** Starts an instance (as the actor); a refusal comes back as data (the start panel shows it, not a toast). */
   start(request: StartRequest): Promise<Result<InstanceState>>;
   /** Counts (`dryRun`) or runs a bulk action over the current filter. */
   bulk(
@@ -112,6 +112,8 @@ export interface InstanceListStoreOptions {
   actor?: () => string;
   /** Time source for load timings (default performance.now). */
   now?: () => number;
+  /** Takes back the toast of a refusal the caller shows itself (the UI store's `claimToast`). */
+  claimError?: (channel: string) => void;
 }
 
 /** The request fields of a filter (empty ones left out). */
@@ -247,7 +249,10 @@ export function createInstanceListStore(
           ...(request.businessKey ? { businessKey: request.businessKey } : {}),
           actor: actor(),
         });
-        if (!r.ok) return r;
+        if (!r.ok) {
+          options.claimError?.('instance:start');
+          return r;
+        }
         pendingCreated = true;
         scheduleFlush();
         return r;

@@ -53,8 +53,10 @@ export function createMonitorStores(
 ): MonitorStores {
   const actorStore = createActorStore(options.storage);
   const actor = (): string => actorStore.getState().actor;
-  const list = createInstanceListStore(api, { ...options.list, actor });
-  const detail = createInstanceDetailStore(api, { ...options.detail, actor });
+  // Refusals a view shows where they happened are not toasted as well.
+  const claimError = (channel: string): void => ui.getState().claimToast(channel);
+  const list = createInstanceListStore(api, { ...options.list, actor, claimError });
+  const detail = createInstanceDetailStore(api, { ...options.detail, actor, claimError });
   const openNotice = (notice: Notice): void => {
     ui.getState().setView('instances');
     if (notice.instanceId !== undefined) {
@@ -70,7 +72,7 @@ export function createMonitorStores(
     actor: actorStore,
     list,
     detail,
-    approvals: createApprovalsStore(api, { ...options.approvals, actor }),
+    approvals: createApprovalsStore(api, { ...options.approvals, actor, claimError }),
     dashboard: createDashboardStore(api),
     notices: createNoticesStore({ open: openNotice, ...(options.notify ? { notify: options.notify } : {}) }),
   };

@@ -193,7 +193,7 @@ describe('the Designer draws, checks and saves workflows', () => {
     // then
     await expect.poll(() => page.getByTestId('designer-message').textContent()).toMatch(/Cannot save: 2 problems/);
     const items = await page.locator('[data-testid^="problem-"]').evaluateAll((els) => els.map((e) => `${e.getAttribute('data-code')} ${e.getAttribute('data-node')}`));
-    expect(items).toEqual(['INVALID_CONFIG fetch', 'SCRIPT_SYNTAX calc']);
+    expect(items).toEqual(['INVALID_CONFIG fetch', 'INVALID_CONFIG calc']);
     expect(await page.getByTestId('problem-0').textContent()).toMatch(/node "fetch": config\.url/);
     expect((await app.api<Output<'workflow:list'>>('workflow:list')).map((w) => w.name)).not.toContain('broken');
     // a problem is marked on its node, and clicking it selects the node

@@ -59,7 +59,9 @@ describe('Approvals inbox', () => {
       'the inbox item',
     );
     expect(await page.getByTestId(`approval-item-${suffix}`).textContent()).toContain('requested by Ada');
-    await page.getByTestId(`approval-data-${suffix}`).fill('{"costCenter": "CC-7"}');
+    // the approval's form schema is rendered as fields (no JSON box)
+    expect(await page.getByTestId(`approval-data-${suffix}`).count()).toBe(0);
+    await page.locator(`[id="approval-${suffix}_costCenter"]`).fill('CC-7');
     await page.getByTestId(`approval-comment-${suffix}`).fill('within budget');
     await page.getByTestId(`approval-approve-${suffix}`).click();
     // then it leaves the inbox
@@ -142,6 +144,9 @@ describe('Approvals inbox', () => {
       (t) => /INVALID_VARIABLES/.test(t ?? '') && /deviceId/.test(t ?? ''),
       'the refusal naming deviceId',
     );
+    // shown there, and only there: no toast repeats it
+    await page.waitForTimeout(200);
+    expect(await page.getByTestId('toast').count()).toBe(0);
     await page.getByTestId('start-template').click();
     expect(JSON.parse(await page.getByTestId('start-vars').inputValue())).toEqual({
       deviceId: '',

@@ -185,16 +185,16 @@ describe('designer store: drawing', () => {
 });
 
 describe('designer store: validation', () => {
-  it('lists every problem with the engine validator (by node and edge), and script syntax errors', async () => {
+  it('lists every problem with the engine validator (by node and edge), script syntax errors included', async () => {
     const { s } = await abc();
     s().updateNode('a', (d) => ({ ...d, type: 'http', config: {} }));
     s().updateNode('c', (d) => ({ ...d, type: 'script', config: { code: 'return (1 +;' } }));
     s().updateEdge(s().edges[0]!.id, (d) => ({ ...d, when: 'a = = b' }));
     const codes = s().problems.map((p) => p.code);
-    expect(codes).toEqual(expect.arrayContaining(['INVALID_CONFIG', 'EXPRESSION_PARSE', 'SCRIPT_SYNTAX']));
+    expect(codes).toEqual(expect.arrayContaining(['INVALID_CONFIG', 'EXPRESSION_PARSE']));
     expect(s().problemsByNode.get('a')?.[0]?.message).toMatch(/config\.url/);
     expect(s().problemsByEdge.get(s().edges[0]!.id)?.[0]?.code).toBe('EXPRESSION_PARSE');
-    expect(s().problemsByNode.get('c')?.[0]?.message).toMatch(/line 1, column/);
+    expect(s().problemsByNode.get('c')?.[0]).toMatchObject({ code: 'INVALID_CONFIG', message: expect.stringMatching(/syntax error at line 1, column/) });
     // focusing a problem selects its edge
     s().focusProblem({ edgeId: 'a->b' });
     expect(s().edges.filter((e) => e.selected).map((e) => e.id)).toEqual(['a->b']);
@@ -257,8 +257,29 @@ describe('designer store: save, versions, dirty', () => {
     s().addNode('pass', { x: 0, y: 0 });
     expect(await s().save()).toBe(false);
     expect(s().serverProblems.map((p) => p.code)).toEqual(['UNKNOWN_TYPE']);
+    // the message says how many and the first, not the cut first line of the error text
+    expect(s().message?.text).toBe('Not saved: 1 problem (see Problems): node "x": type "y" is not a known node type');
+    expect(s().problemsByNode.get('x')?.map((p) => p.code)).toEqual(['UNKNOWN_TYPE']);
     s().addNode('pass', { x: 200, y: 0 });
     expect(s().serverProblems).toEqual([]);
+    expect(s().problemsByNode.get('x')).toBeUndefined();
+  });
+
+  it("lists what the host's workflow:validate finds beyond the live check, without repeating the live ones", async () => {
+    const host = [
+      { code: 'INVALID_CONFIG', message: 'node "pass": config.result must not be 7', nodeId: 'pass', path: ['nodes', 0, 'config', 'result'] },
+    ];
+    const fake = fakeApi({ 'workflow:validate': () => ({ ok: true, value: { ok: false, problems: host } }) });
+    const claimed: string[] = [];
+    const store = createDesignerStore({ api: fake.api, analyzeDelayMs: 0, hostCheckDelayMs: 0, claimError: (c) => claimed.push(c) });
+    await store.getState().loadTypes();
+    store.getState().newWorkflow('t');
+    store.getState().addNode('pass', { x: 0, y: 0 });
+    await expect.poll(() => store.getState().serverProblems.map((p) => p.message)).toEqual([host[0]!.message]);
+    expect(store.getState().problemsByNode.get('pass')?.map((p) => p.code)).toEqual(['INVALID_CONFIG']);
+    expect(await store.getState().save()).toBe(false);
+    expect(store.getState().message?.text).toMatch(/Cannot save: 1 problem/);
+    expect(claimed).toEqual([]);
   });
 
   it('opens a saved version read-only: nothing changes until restored as a new version', async () => {
