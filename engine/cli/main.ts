@@ -19,6 +19,7 @@ import { Command, CommanderError } from 'commander';
 import { addActionCommands } from './commands/actions';
 import { addDatabaseCommands } from './commands/database';
 import { addInstanceCommands } from './commands/instances';
+import { addMaintenanceCommands } from './commands/maintenance';
 import { addServeCommands } from './commands/serve';
 import { addWorkCommands } from './commands/work';
 import { addWorkflowCommands } from './commands/workflows';
@@ -49,6 +50,7 @@ export function buildProgram(run: CliRun): Command {
   addWorkCommands(program, run);
   addActionCommands(program, run);
   addServeCommands(program, run);
+  addMaintenanceCommands(program, run);
   return program;
 }
 
