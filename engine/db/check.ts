@@ -108,10 +108,13 @@ const QUERIES: { kind: ViolationKind; sql: string; message: (r: Record<string, u
   },
   {
     kind: 'HISTORY_ORDER',
-    sql: `SELECT h.instance_id AS instanceId, h.id AS historyId, h.type AS type FROM history h
-          WHERE h.instance_id IS NOT NULL AND h.type <> 'instance.created'
-            AND h.id < (SELECT min(c.id) FROM history c WHERE c.instance_id = h.instance_id AND c.type = 'instance.created')
-          ORDER BY h.id LIMIT ${MAX_PER_KIND + 1}`,
+    // One row per instance: its first event, when that comes before its `instance.created`.
+    sql: `SELECT f.instanceId, f.historyId, (SELECT type FROM history WHERE id = f.historyId) AS type FROM (
+            SELECT instance_id AS instanceId, min(id) AS historyId,
+                   (SELECT min(c.id) FROM history c WHERE c.instance_id = h.instance_id AND c.type = 'instance.created') AS createdId
+            FROM history h WHERE instance_id IS NOT NULL GROUP BY instance_id) f
+          WHERE f.historyId < f.createdId
+          ORDER BY f.historyId LIMIT ${MAX_PER_KIND + 1}`,
     message: (r) => `history row ${String(r.historyId)} (${String(r.type)}) of instance ${String(r.instanceId)} comes before the instance was created`,
   },
   {

@@ -7,14 +7,16 @@
  *
  * - Gauges read at scrape time: instances by workflow and status (the read model), the WAL's size
  *   and bound and the checkpoints the backend reports ({@link StorageHealth}).
- * - Counters and histograms fed by the engine's events after commit, so the hot path pays only
- *   listeners: instance and node transitions by status (`instance.*`, `node.changed`); node
+ * - Counters and histograms fed by the engine's events after commit, kept as plain numbers
+ *   until a scrape reads them (engine/runtime/metric-tallies.ts), so the hot path pays only
+ *   listeners and a few Map lookups: instance and node transitions by status (`instance.*`, `node.changed`); node
  *   attempts by type and outcome, failures by type and error code, attempt duration and
  *   due→committed latency by type, loop turn and commit time (`worker.turn`, one per turn of this
  *   process's worker). They count what THIS process did since it started, as Prometheus counters
  *   do: `runnel metrics`, a process of its own, shows them at zero.
  */
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
+import { CounterTally, HistogramTally, type HistogramSeries } from './metric-tallies';
 import { INSTANCE_STATUSES } from '../vocabulary';
 import type { StorageBackend } from '../store/port';
 import type { CompiledWorkflow } from './compiled';
@@ -51,15 +53,10 @@ function outcomeLabel(o: Outcome): string {
   }
 }
 
-/** A labelled child of a metric per label values, looked up once (prom-client hashes labels on every call otherwise). */
-function children<C>(make: (...labels: string[]) => C): (...labels: string[]) => C {
-  const cache = new Map<string, C>();
-  return (...labels) => {
-    const key = labels.join('\u0000');
-    let c = cache.get(key);
-    if (c === undefined) cache.set(key, (c = make(...labels)));
-    return c;
-  };
+/** What one node type's attempts update: its series, looked up once per type. */
+interface PerType {
+  duration: HistogramSeries;
+  latency: HistogramSeries;
 }
 
 /** The metrics of one engine (see the module doc). */
@@ -130,62 +127,42 @@ export class EngineMetrics {
       },
     });
 
-    const started = new Counter({ name: 'runnel_instances_started_total', help: 'Instances this process started, by workflow.', labelNames: ['workflow'], registers });
-    const instanceTo = new Counter({
-      name: 'runnel_instance_transitions_total',
-      help: 'Instance status changes this process committed, by the status reached.',
-      labelNames: ['status'],
-      registers,
-    });
-    const nodeTo = new Counter({ name: 'runnel_node_transitions_total', help: 'Node status changes this process committed, by the status reached.', labelNames: ['status'], registers });
-    const attempts = new Counter({
-      name: 'runnel_node_attempts_total',
-      help: "Attempt ends this process's worker committed, by node type and outcome (completed, failed, retried, timer, approval, compensated, compensation_failed, compensation_retried).",
-      labelNames: ['type', 'outcome'],
-      registers,
-    });
-    const failures = new Counter({ name: 'runnel_node_failures_total', help: 'Failed attempts by node type and error code.', labelNames: ['type', 'code'], registers });
-    const duration = new Histogram({
-      name: 'runnel_node_duration_seconds',
-      help: 'From the claim of an attempt to the transaction recording its end, seconds, by node type.',
-      labelNames: ['type'],
-      buckets: STEP_BUCKETS,
-      registers,
-    });
-    const latency = new Histogram({
-      name: 'runnel_due_to_committed_seconds',
-      help: "From the moment a step was due to the commit of its attempt's end, seconds, by node type (queueing included).",
-      labelNames: ['type'],
-      buckets: STEP_BUCKETS,
-      registers,
-    });
-    const turns = new Histogram({ name: 'runnel_worker_turn_seconds', help: 'Worker loop turns: commit, launches and events, seconds.', buckets: TURN_BUCKETS, registers });
-    const commits = new Histogram({
-      name: 'runnel_worker_commit_seconds',
-      help: "A worker turn's write transaction (lock wait, transitions, COMMIT), seconds.",
-      buckets: TURN_BUCKETS,
-      registers,
-    });
-    const claimed = new Counter({ name: 'runnel_worker_claimed_total', help: 'Steps the worker claimed or started at once.', registers });
+    const r = this.registry;
+    const started = new CounterTally(r, 'runnel_instances_started_total', 'Instances this process started, by workflow.', ['workflow']);
+    const instanceTo = new CounterTally(r, 'runnel_instance_transitions_total', 'Instance status changes this process committed, by the status reached.', ['status']);
+    const nodeTo = new CounterTally(r, 'runnel_node_transitions_total', 'Node status changes this process committed, by the status reached.', ['status']);
+    const attempts = new CounterTally(
+      r,
+      'runnel_node_attempts_total',
+      "Attempt ends this process's worker committed, by node type and outcome (completed, failed, retried, timer, approval, compensated, compensation_failed, compensation_retried).",
+      ['type', 'outcome'],
+    );
+    const failures = new CounterTally(r, 'runnel_node_failures_total', 'Failed attempts by node type and error code.', ['type', 'code']);
+    const duration = new HistogramTally(r, 'runnel_node_duration_seconds', 'From the claim of an attempt to the transaction recording its end, seconds, by node type.', STEP_BUCKETS, 'type');
+    const latency = new HistogramTally(
+      r,
+      'runnel_due_to_committed_seconds',
+      "From the moment a step was due to the commit of its attempt's end, seconds, by node type (queueing included).",
+      STEP_BUCKETS,
+      'type',
+    );
+    const turns = new HistogramTally(r, 'runnel_worker_turn_seconds', 'Worker loop turns: commit, launches and events, seconds.', TURN_BUCKETS).of('');
+    const commits = new HistogramTally(r, 'runnel_worker_commit_seconds', "A worker turn's write transaction (lock wait, transitions, COMMIT), seconds.", TURN_BUCKETS).of('');
+    const claimed = new CounterTally(r, 'runnel_worker_claimed_total', 'Steps the worker claimed or started at once.');
 
-    const startedBy = children((w) => started.labels(w));
-    const instanceBy = children((s) => instanceTo.labels(s));
-    const nodeBy = children((s) => nodeTo.labels(s));
-    const attemptBy = children((t, o) => attempts.labels(t, o));
-    const failureBy = children((t, c) => failures.labels(t, c));
-    const durationBy = children((t) => duration.labels(t));
-    const latencyBy = children((t) => latency.labels(t));
-
+    const types = new Map<string, PerType>();
     const record = (e: WorkerTurnEvent, o: Outcome, type: string) => {
-      attemptBy(type, outcomeLabel(o)).inc();
-      if (o.kind === 'failed' || o.kind === 'compensation_failed') failureBy(type, o.error.code).inc();
-      durationBy(type).observe(Math.max(0, e.committedAt - o.step.startedAt) / 1000);
-      latencyBy(type).observe(Math.max(0, e.committedAt - o.step.dueAt) / 1000);
+      let t = types.get(type);
+      if (t === undefined) types.set(type, (t = { duration: duration.of(type), latency: latency.of(type) }));
+      attempts.add(type, outcomeLabel(o));
+      if (o.kind === 'failed' || o.kind === 'compensation_failed') failures.add(type, o.error.code);
+      t.duration.observe(Math.max(0, e.committedAt - o.step.startedAt) / 1000);
+      t.latency.observe(Math.max(0, e.committedAt - o.step.dueAt) / 1000);
     };
     const onTurn = (e: WorkerTurnEvent) => {
       turns.observe(e.turnMs / 1000);
       commits.observe(e.commitMs / 1000);
-      if (e.claimed > 0) claimed.inc(e.claimed);
+      if (e.claimed > 0) claimed.add('', '', e.claimed);
       for (const o of e.outcomes) {
         const wf = this.workflows.get(o.step.workflowId);
         if (wf !== undefined) record(e, o, wf?.nodes.get(o.step.nodeId)?.type.type ?? 'unknown');
@@ -198,14 +175,14 @@ export class EngineMetrics {
           onTurn(e);
           return;
         case 'node.changed':
-          nodeBy(e.status).inc();
+          nodeTo.add(e.status);
           return;
         case 'instance.created':
-          startedBy(e.workflow).inc();
+          started.add(e.workflow);
           return;
         case 'instance.changed':
         case 'instance.finished':
-          instanceBy(e.status).inc();
+          instanceTo.add(e.status);
           return;
         default:
           return;
