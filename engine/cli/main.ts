@@ -7,7 +7,7 @@
  * engine/cli/exit-codes.ts. Errors print `error: <CODE>: message` on stderr, never a stack trace
  * for user errors. Files are read and checked, flags parsed and `run`'s variables checked before
  * the database is opened, so bad input writes nothing; commands that read (show, list, start,
- * worker, resume, approve, cancel, retry, export) never create a file. A database whose file or
+ * worker, resume, approve, cancel, retry, export, check, backup, metrics) never create a file. A database whose file or
  * directory is not writable (or `--read-only`) is opened read-only: list, show and export work,
  * commands that change it exit 2 with DATABASE_READONLY.
  *
