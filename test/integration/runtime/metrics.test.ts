@@ -9,7 +9,8 @@ import { register } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Engine, EngineMetrics } from '../../../engine/api';
 import { runCli } from '../../helpers/cli';
-import { startTestHost, type TestHost } from '../../helpers/browser-host';
+import { rawRequest, startTestHost, type TestHost } from '../../helpers/browser-host';
+import { killChildren, REPO_ROOT, spawnScript, waitFor } from '../../helpers/processes';
 import { createTestRegistry } from '../../helpers/test-nodes';
 import { tempDir, tempEngine } from '../../helpers/temp-engine';
 
@@ -130,5 +131,40 @@ describe('GET /metrics and runnel metrics', () => {
     // A process of its own has counted nothing yet.
     expect(cli.stdout).toContain('# TYPE runnel_node_attempts_total counter');
     expect(cli.stdout).not.toMatch(/^runnel_node_attempts_total\{/m);
+  });
+});
+
+describe('runnel worker --metrics-port', () => {
+  afterEach(async () => {
+    await killChildren();
+  });
+
+  it("serves the worker process's own counters on 127.0.0.1 without a token, and nothing else", { timeout: 60_000 }, async () => {
+    // given: 20 instances of a 3-node chain, and a real `runnel worker` child with a metrics port
+    const dir = tempDir('runnel-worker-metrics-');
+    cleanups.push(async () => dir.cleanup());
+    const file = path.join(dir.dir, 'runnel.db');
+    const engine = Engine.open(file);
+    await engine.deploy({ name: 'chain', nodes: [{ id: 'a', type: 'pass' }, { id: 'b', type: 'pass' }, { id: 'c', type: 'pass' }], edges: [{ from: 'a', to: 'b' }, { from: 'b', to: 'c' }] });
+    await engine.startMany('chain', Array.from({ length: 20 }, () => ({})));
+    await engine.close();
+    const worker = spawnScript(path.join(REPO_ROOT, 'bin', 'runnel.js'), ['worker', '--db', file, '--metrics-port', '0']);
+    const port = Number(await waitFor(() => /metrics at http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(worker.stderr())?.[1], 30_000, 'the metrics URL'));
+
+    // when: it has worked them all
+    const scrape = async () => (await rawRequest(port, { path: '/metrics', headers: { host: `127.0.0.1:${port}` } })).body;
+    await waitFor(async () => sample(await scrape(), 'runnel_instances{workflow="chain",status="COMPLETED"}') === 20, 30_000, '20 completed');
+
+    // then: its counters say what it did, with no token asked
+    const text = await scrape();
+    expect(sample(text, 'runnel_node_attempts_total{type="pass",outcome="completed"}')).toBe(60);
+    expect(sample(text, 'runnel_instance_transitions_total{status="COMPLETED"}')).toBe(20);
+    expect(sample(text, 'runnel_node_duration_seconds_count{type="pass"}')).toBe(60);
+    // and: another Host (DNS rebinding) and any other path are refused
+    expect((await rawRequest(port, { path: '/metrics', headers: { host: `evil.example:${port}` } })).status).toBe(403);
+    expect((await rawRequest(port, { path: '/api/instance:list', headers: { host: `localhost:${port}` } })).status).toBe(404);
+
+    worker.kill('SIGTERM');
+    expect((await worker.exited).code).toBe(130);
   });
 });
