@@ -96,6 +96,10 @@ describe('runnel backup', () => {
     expect((await engine.countByStatus()).COMPLETED).toBeGreaterThanOrEqual(before.filter((b) => b.status === 'COMPLETED').length);
     await engine.close();
 
+    // and: the live file, checked while the worker still commits, shows no violation either
+    for (let i = 0; i < 3; i++) expect(checkDatabase(file).violations).toEqual([]);
+    expect(worker.done).toBe(false);
+
     worker.kill('SIGTERM');
     expect((await worker.exited).code).toBe(130);
   });
