@@ -97,6 +97,26 @@ describe('engine metrics', () => {
   });
 });
 
+describe('checkpoint metrics', () => {
+  it('count the checkpoints the upkeep thread ran while the worker worked, in storage:health and the text', { timeout: 60_000 }, async () => {
+    const t = tempEngine();
+    cleanups.push(t.close);
+    const metrics = new EngineMetrics(t.engine);
+    cleanups.push(async () => metrics.close());
+    await t.engine.deploy({ name: 'fill', nodes: [{ id: 'a', type: 'pass' }, { id: 'b', type: 'pass' }], edges: [{ from: 'a', to: 'b' }] });
+    t.engine.startWorker();
+    await t.engine.startMany('fill', Array.from({ length: 2000 }, (_, i) => ({ i, pad: 'p'.repeat(300) })));
+    await waitFor(async () => (await t.engine.countByStatus()).COMPLETED === 2000 && (t.engine.storage.health().checkpoints?.count ?? 0) > 0, 30_000, 'work done and a checkpoint run');
+    const c = t.engine.storage.health().checkpoints;
+    expect(c?.totalMs).toBeGreaterThan(0);
+    expect(c?.lastMs).toBeGreaterThan(0);
+    const text = await metrics.text();
+    expect(sample(text, 'runnel_checkpoints_total')).toBeGreaterThanOrEqual(c?.count ?? 1);
+    expect(sample(text, 'runnel_checkpoint_seconds_total')).toBeGreaterThan(0);
+    await t.engine.stopWorker();
+  });
+});
+
 describe('GET /metrics and runnel metrics', () => {
   let host: TestHost | undefined;
   afterEach(async () => {
