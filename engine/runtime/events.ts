@@ -11,7 +11,10 @@ import type { Outcome } from './state-machine/outcome';
  * `turnMs` runs from the start of the turn to the end of its launches, `commitMs` is its write
  * transaction (the wait for the write lock, the transitions and the COMMIT); both wall-clock ms.
  * `outcomes` are the attempt ends the turn committed (shared with the worker: read, never change
- * them), `committedAt` the engine clock right after the commit, epoch ms.
+ * them); one whose claim was lost meanwhile (cancelled, or taken over after its lease expired), or
+ * that failed to commit on its own in an isolated turn, is among them though nothing was recorded
+ * for it — rare, and left uncounted apart. `committedAt` is the engine clock right after the
+ * commit, epoch ms.
  */
 export interface WorkerTurnEvent {
   type: 'worker.turn';
