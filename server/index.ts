@@ -8,6 +8,9 @@
  * - `GET /api/events?token=…` → `text/event-stream`; each message's `data` is one `EventBatch`
  *   (JSON), its `id` the batch's `seq`; `: ping` comments keep the stream alive;
  * - `GET /api/health` → `{ ok: true, value: { status: 'ok' } }`;
+ * - `GET /metrics` → the engine's Prometheus metrics (text format 0.0.4, engine/runtime/metrics.ts),
+ *   under the same token rule as `/api` (header only); 503 with the error as a comment when the
+ *   database cannot be read;
  * - every `/api` call carries the per-run token: `Authorization: Bearer <token>` or
  *   `x-runnel-token: <token>` (and `?token=` for the event stream only, since EventSource cannot
  *   set headers). The renderer reads it from its page URL's `?token=`.
@@ -26,7 +29,7 @@ import { createAdaptorServer } from '@hono/node-server';
 import { serveStatic } from '@hono/node-server/serve-static';
 import { Hono, type Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import type { Engine } from '../engine/api';
+import { EngineMetrics, type Engine } from '../engine/api';
 import { err, type ApiErrorCode, type EventBatch, type Result } from '../engine/api/contract';
 import { batchEngineEvents } from '../engine/api/event-batcher';
 import { createHandlers, dispatch, type DispatchOptions } from '../engine/api/handlers';
@@ -162,6 +165,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const hasRenderer = fs.existsSync(path.join(rendererDir, 'index.html'));
   const handlers = createHandlers(engine);
   const clients = new Set<StreamClient>();
+  const metrics = new EngineMetrics(engine);
   let port = 0;
 
   const stopEvents = batchEngineEvents(
@@ -214,8 +218,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     return next();
   });
 
-  // The token, on every /api call.
-  app.use('/api/*', async (c, next) => {
+  // The token, on every /api call and on /metrics.
+  const requireToken = async (c: Context, next: () => Promise<void>) => {
     const authorization = c.req.header('authorization');
     const header = c.req.header('x-runnel-token');
     const query = c.req.path === '/api/events' && c.req.method === 'GET' ? c.req.query('token') : undefined;
@@ -230,6 +234,17 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     }
     c.header('Cache-Control', 'no-store');
     return next();
+  };
+  app.use('/api/*', requireToken);
+  app.use('/metrics', requireToken);
+
+  app.get('/metrics', async (c) => {
+    try {
+      return c.body(await metrics.text(), 200, { 'Content-Type': metrics.contentType });
+    } catch (e) {
+      const code = (e as { code?: unknown }).code;
+      return c.body(`# error: ${typeof code === 'string' ? code : 'INTERNAL'}: ${(e as Error).message}\n`, 503, { 'Content-Type': 'text/plain; charset=utf-8' });
+    }
   });
 
   app.get('/api/health', (c) =>
@@ -352,6 +367,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       closing ??= (async () => {
         stopWatch();
         stopEvents();
+        metrics.close();
         for (const c of [...clients]) c.end();
         await new Promise<void>((resolve) => {
           // Ended streams leave keep-alive sockets behind a moment later: close them as they idle,

@@ -13,7 +13,8 @@ export {
   type StartOptions,
   type VariablesDiff,
 } from '../runtime/engine';
-export type { EngineEvent, EngineListener } from '../runtime/events';
+export type { EngineEvent, EngineListener, WorkerTurnEvent } from '../runtime/events';
+export { EngineMetrics, type MetricsSource } from '../runtime/metrics';
 export { ManualClock, OffsetClock, systemClock, type Clock } from '../runtime/clock';
 export type { Suspension } from '../store/queries';
 export type { InstanceFilter } from '../store/port';

@@ -239,6 +239,8 @@ export const MetricsSchema = z.object({
  */
 export const StorageHealthSchema = z.object({
   wal: z.object({ bytes: z.number(), limitBytes: z.number() }).optional(),
+  /** WAL checkpoints this process ran off the loop's thread that copied frames: how many, their ms in all, the last one's ms. */
+  checkpoints: z.object({ count: z.number(), totalMs: z.number(), lastMs: z.number() }).optional(),
 });
 /** See {@link StorageHealthSchema}. */
 export type StorageHealthInfo = z.output<typeof StorageHealthSchema>;

@@ -7,7 +7,7 @@
  * engine/cli/exit-codes.ts. Errors print `error: <CODE>: message` on stderr, never a stack trace
  * for user errors. Files are read and checked, flags parsed and `run`'s variables checked before
  * the database is opened, so bad input writes nothing; commands that read (show, list, start,
- * worker, resume, approve, cancel, retry, export) never create a file. A database whose file or
+ * worker, resume, approve, cancel, retry, export, check, backup, metrics) never create a file. A database whose file or
  * directory is not writable (or `--read-only`) is opened read-only: list, show and export work,
  * commands that change it exit 2 with DATABASE_READONLY.
  *
@@ -19,6 +19,7 @@ import { Command, CommanderError } from 'commander';
 import { addActionCommands } from './commands/actions';
 import { addDatabaseCommands } from './commands/database';
 import { addInstanceCommands } from './commands/instances';
+import { addMaintenanceCommands } from './commands/maintenance';
 import { addServeCommands } from './commands/serve';
 import { addWorkCommands } from './commands/work';
 import { addWorkflowCommands } from './commands/workflows';
@@ -49,6 +50,7 @@ export function buildProgram(run: CliRun): Command {
   addWorkCommands(program, run);
   addActionCommands(program, run);
   addServeCommands(program, run);
+  addMaintenanceCommands(program, run);
   return program;
 }
 

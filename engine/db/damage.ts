@@ -52,7 +52,8 @@ export function isCorruptError(err: unknown): boolean {
 
 /** How to get going again from a damaged file (said by every DATABASE_CORRUPT of a damaged file). */
 export function recoveryAdvice(file: string): string {
-  return `check it with: sqlite3 '${file}' 'PRAGMA integrity_check'; then restore a backup, or copy out what SQLite can still read with: sqlite3 '${file}' .recover > recovered.sql`;
+  const q = `'${file.replace(/'/g, `'\\''`)}'`;
+  return `see what is wrong with: npx runnel check --db ${q} (SQLite's integrity_check and the engine's own invariants); then restore a backup (\`npx runnel backup <dest>\` takes one of a sound file, even while workers run), or copy out what SQLite can still read with: sqlite3 ${q} .recover > recovered.sql`;
 }
 
 /**

@@ -150,7 +150,8 @@ export function sqliteStorage(db: RunnelDb, options: SqliteStorageOptions = {}):
       } catch {
         // no WAL file (closed cleanly, or read-only): nothing pending
       }
-      return { wal: { bytes, limitBytes: walLimitBytes } };
+      const checkpoints = upkeep?.checkpointStats();
+      return { wal: { bytes, limitBytes: walLimitBytes }, ...(checkpoints ? { checkpoints } : {}) };
     },
     releaseLeases: (owner, now) => db.write(() => queries.schedule.releaseLeases({ owner, now })),
     startUpkeep() {

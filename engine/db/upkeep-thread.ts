@@ -45,6 +45,8 @@ export interface UpkeepThread {
   stopLeases(): Promise<void>;
   /** Whether the thread does anything (checkpoints or leases). */
   readonly busy: boolean;
+  /** Checkpoints that copied frames so far: how many, their time in all and the last one's, ms. */
+  checkpointStats(): { count: number; totalMs: number; lastMs: number };
   /** Stops the thread after the work under way; resolves when it has exited. */
   stop(): Promise<void>;
 }
@@ -57,12 +59,18 @@ db.pragma('busy_timeout = 0');
 // A checkpoint copies frames from the WAL to the file: it needs no page cache of its own.
 db.pragma('cache_size = -256');
 let cpTimer, cpInterval = 0, cpDelay = 0, last = -1;
+const stats = workerData.stats;
 function checkpoint() {
   let idle = false;
   try {
+    const t0 = performance.now();
     const r = db.pragma('wal_checkpoint(PASSIVE)')[0];
     // Nothing written since the last round: back off (up to 25 intervals), at once back on a write.
     idle = r !== undefined && r.log === last && r.checkpointed === r.log;
+    if (!idle && r !== undefined && r.checkpointed > 0) {
+      const ms = performance.now() - t0;
+      stats[0] += 1; stats[1] += ms; stats[2] = ms;
+    }
     last = r === undefined ? -1 : r.log;
   } catch (err) { /* busy or closing: the next round tries again */ }
   cpDelay = idle ? Math.min(cpDelay * 2, cpInterval * 25) : cpInterval;
@@ -105,11 +113,13 @@ parentPort.on('message', (m) => {
  */
 export function startUpkeepThread(file: string, options: UpkeepOptions = {}): UpkeepThread | undefined {
   let worker: Worker;
+  // Written by the thread, read at scrape time: [count, total ms, last ms].
+  const stats = new Float64Array(new SharedArrayBuffer(24));
   try {
     const module = createRequire(import.meta.url).resolve('better-sqlite3');
     worker = new Worker(THREAD_SOURCE, {
       eval: true,
-      workerData: { file, module, nativeBinding: options.nativeBinding },
+      workerData: { file, module, nativeBinding: options.nativeBinding, stats },
       // A small heap: the thread holds one connection and two timers (peak RSS is a benchmark target).
       resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 2, stackSizeMb: 1 },
     });
@@ -136,6 +146,9 @@ export function startUpkeepThread(file: string, options: UpkeepOptions = {}): Up
   return {
     get busy() {
       return checkpoints || leases;
+    },
+    checkpointStats() {
+      return { count: stats[0] ?? 0, totalMs: stats[1] ?? 0, lastMs: stats[2] ?? 0 };
     },
     startCheckpoints(intervalMs) {
       checkpoints = true;

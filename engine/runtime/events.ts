@@ -1,7 +1,29 @@
 /**
  * Engine events: what hosts forward to windows (instance created / changed / finished, node
  * changed, approval requested). Emitted only after the transaction that caused them committed.
+ * `worker.turn` is for this process's own observers (metrics, engine/runtime/metrics.ts) and is
+ * never forwarded to windows (the contract has no such event).
  */
+import type { Outcome } from './state-machine/outcome';
+
+/**
+ * One committed turn of this process's worker loop: how long it took and what it committed.
+ * `turnMs` runs from the start of the turn to the end of its launches, `commitMs` is its write
+ * transaction (the wait for the write lock, the transitions and the COMMIT); both wall-clock ms.
+ * `outcomes` are the attempt ends the turn committed (shared with the worker: read, never change
+ * them); one whose claim was lost meanwhile (cancelled, or taken over after its lease expired), or
+ * that failed to commit on its own in an isolated turn, is among them though nothing was recorded
+ * for it — rare, and left uncounted apart. `committedAt` is the engine clock right after the
+ * commit, epoch ms.
+ */
+export interface WorkerTurnEvent {
+  type: 'worker.turn';
+  turnMs: number;
+  commitMs: number;
+  committedAt: number;
+  outcomes: readonly Outcome[];
+  claimed: number;
+}
 
 /** One engine event. `status` is the instance's or the node's status after the change. */
 export type EngineEvent =
@@ -16,7 +38,8 @@ export type EngineEvent =
    * what changed is unknown, so whoever shows data reloads what it shows. Emitted by
    * `Engine.watchExternalChanges`; never caused by this engine's own writes.
    */
-  | { type: 'store.changed' };
+  | { type: 'store.changed' }
+  | WorkerTurnEvent;
 
 /** A listener of {@link EngineEvent}s. Listeners must not throw; a throw is caught and logged. */
 export type EngineListener = (event: EngineEvent) => void;
@@ -24,6 +47,11 @@ export type EngineListener = (event: EngineEvent) => void;
 /** A tiny synchronous event hub. */
 export class EventHub {
   private readonly listeners = new Set<EngineListener>();
+
+  /** Whether anybody listens (an event nobody hears need not be built). */
+  get listening(): boolean {
+    return this.listeners.size > 0;
+  }
 
   /** Adds a listener; returns its remover. */
   on(listener: EngineListener): () => void {

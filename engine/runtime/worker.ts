@@ -326,6 +326,7 @@ export class Worker {
    */
   async tick(): Promise<number> {
     const { storage, clock, events } = this.deps;
+    const turnStart = performance.now();
     this.keeper?.alive();
     this.watchWal();
     const before = clock.now();
@@ -378,6 +379,7 @@ export class Worker {
       }
     };
     let turn: { result: TurnResult; tx: Tx };
+    const writeStart = performance.now();
     try {
       try {
         turn = await write(false);
@@ -391,6 +393,7 @@ export class Worker {
       this.outcomes = outcomes.concat(this.outcomes);
       throw err;
     }
+    const commitMs = performance.now() - writeStart;
     const { result, tx } = turn;
     this.held -= result.slots - result.claimed.length;
     const now = tx.now;
@@ -406,6 +409,10 @@ export class Worker {
       for (const c of result.claimed) this.launch(c);
       // Aborts of this turn (a deadline) reach handlers launched in it too.
       this.applyAborts(tx.aborts);
+    }
+    if (events.listening) {
+      const turnMs = performance.now() - turnStart;
+      events.emit([{ type: 'worker.turn', turnMs, commitMs, committedAt: clock.now(), outcomes, claimed: result.claimed.length }]);
     }
     return outcomes.length + result.claimed.length;
   }

@@ -161,6 +161,11 @@ export interface StorageHealth {
    * process): checkpoints cannot reset it until that reader lets go.
    */
   wal?: { bytes: number; limitBytes: number };
+  /**
+   * WAL checkpoints this process ran off the loop's thread that copied frames, since it started:
+   * how many, their time in all and the last one's, ms (SQLite's upkeep thread; absent where unknown).
+   */
+  checkpoints?: { count: number; totalMs: number; lastMs: number };
 }
 
 /** Lease renewal kept alive off the loop's thread (see {@link StorageBackend.keepLeases}). */

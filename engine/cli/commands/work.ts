@@ -2,11 +2,14 @@
  * Commands that work instances in this process: `run` (deploy + start + work until the instance
  * settles), `worker` (the worker loop over every instance) and `demo` (the examples).
  */
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import { probeDatabase } from '../../db/open-database';
 import { loadRegistry, readWorkflowFile, rehearse, withHost, workUntil } from '../host';
 import { ExitCode } from '../exit-codes';
 import { common, defaultActor, parseVariables, positiveInt, type CliRun, type CommonOptions } from '../options';
+import { EngineMetrics } from '../../api';
+import { EngineError } from '../../errors';
+import { serveMetrics, type MetricsServer } from '../metrics-server';
 import { Progress, json, shellQuote } from '../output';
 import { waitAndReport } from '../report';
 
@@ -62,13 +65,31 @@ export function addWorkCommands(program: Command, run: CliRun): void {
       .command('worker')
       .description('work every instance in the database (until Ctrl-C, or until idle)')
       .option('--concurrency <n>', 'handlers running at once', positiveInt('--concurrency'), 32)
-      .option('--until-idle', 'stop when no step is ready, retrying or on a timer (approvals do not count)'),
-  ).action(async (o: CommonOptions & { concurrency: number; untilIdle?: boolean }) => {
+      .option('--until-idle', 'stop when no step is ready, retrying or on a timer (approvals do not count)')
+      .option('--metrics-port <n>', 'serve this worker\'s Prometheus metrics at http://127.0.0.1:<n>/metrics, without a token (0 picks a free port)', (v: string) => {
+        if (!/^\d+$/.test(v) || Number(v) > 65_535) throw new InvalidArgumentError(`--metrics-port must be 0–65535 (got "${v}")`);
+        return Number(v);
+      }),
+  ).action(async (o: CommonOptions & { concurrency: number; untilIdle?: boolean; metricsPort?: number }) => {
     await withHost(
       o,
       io,
       'write',
       async ({ engine }) => {
+        const metrics = o.metricsPort === undefined ? undefined : new EngineMetrics(engine);
+        let metricsServer: MetricsServer | undefined;
+        if (metrics && o.metricsPort !== undefined) {
+          try {
+            metricsServer = await serveMetrics(metrics, o.metricsPort);
+          } catch (err) {
+            metrics.close();
+            if ((err as { code?: unknown }).code === 'EADDRINUSE') {
+              throw new EngineError('CONFLICT', `port ${o.metricsPort} on 127.0.0.1 is in use (pick another with --metrics-port, or 0)`, { kind: 'user' });
+            }
+            throw err;
+          }
+          if (!o.json) io.stderr(`worker: metrics at http://127.0.0.1:${metricsServer.port}/metrics\n`);
+        }
         const progress = new Progress(io, !o.json);
         const finished: Record<string, number> = {};
         let transitions = 0;
@@ -100,6 +121,8 @@ export function addWorkCommands(program: Command, run: CliRun): void {
         } finally {
           clearInterval(timer);
           off();
+          await metricsServer?.close();
+          metrics?.close();
         }
         if (o.json) json(io, { transitions, finished, elapsedMs: Date.now() - t0, interrupted: !completed });
         else io.stderr(`${summary()} (${((Date.now() - t0) / 1000).toFixed(1)} s)\n`);

@@ -30,6 +30,8 @@ export interface ClaimedStep {
   exhausted: boolean;
   /** When the claim was made, epoch ms. */
   startedAt: number;
+  /** When the step became due, epoch ms: its row's due time before the claim (a start at once: `startedAt`). */
+  dueAt: number;
   /** The instance's global variables. */
   variables: Record<string, unknown>;
   /** `$steps`, when the workflow reads it, the node follows an error edge, or it is a compensation; else `{}`. */
@@ -192,6 +194,7 @@ function claimRow(tx: Tx, o: ClaimOptions, row: ScheduleRow, out: ClaimedStep[])
       attemptLimit: started.attemptLimit,
       exhausted: false,
       startedAt: now,
+      dueAt: row.nextRunAt,
       variables: inst.variables,
       steps: inputs.steps,
       error: inputs.error,
@@ -283,6 +286,7 @@ function claimRow(tx: Tx, o: ClaimOptions, row: ScheduleRow, out: ClaimedStep[])
     attemptLimit: state.attemptLimit,
     exhausted,
     startedAt: now,
+    dueAt: row.nextRunAt,
     variables: inst.variables,
     steps: inputs.steps,
     error: inputs.error,
@@ -332,6 +336,7 @@ export function takeDispatched(tx: Tx, d: Dispatch): ClaimedStep[] {
       attemptLimit: e.attemptLimit,
       exhausted: false,
       startedAt: now,
+      dueAt: now,
       variables: inst.variables,
       steps: inputs.steps,
       error: inputs.error,

@@ -61,7 +61,7 @@ describe('damaged pages', () => {
     // then: exit 2, the typed error with the way out, no stack; the damage is noted beside the file
     expect(list.code).toBe(2);
     expect(list.stderr).toMatch(/DATABASE_CORRUPT/);
-    expect(list.stderr).toMatch(/integrity_check/);
+    expect(list.stderr).toMatch(/npx runnel check --db '[^']+'/);
     noStack(list.stderr);
     expect(fs.existsSync(`${file}-damaged`)).toBe(true);
 

@@ -60,7 +60,7 @@ describe('contract types', () => {
   });
 
   it('contract events are engine events minus the engine-internal ones', () => {
-    expectTypeOf<ContractEvent['type']>().toEqualTypeOf<Exclude<EngineEvent['type'], 'clock.jumped'>>();
+    expectTypeOf<ContractEvent['type']>().toEqualTypeOf<Exclude<EngineEvent['type'], 'clock.jumped' | 'worker.turn'>>();
     expectTypeOf<ContractEvent>().toExtend<EngineEvent>();
   });
 

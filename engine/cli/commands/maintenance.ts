@@ -1,0 +1,83 @@
+/**
+ * Commands that look after the file itself: `check` (SQLite's integrity check and the engine's
+ * invariants), `backup <dest>` (a consistent copy while workers run) and `metrics` (the
+ * Prometheus text the browser host serves at `GET /metrics`).
+ */
+import type { Command } from 'commander';
+import { EngineMetrics } from '../../api';
+import { backupDatabase } from '../../db/backup';
+import { checkDatabase } from '../../db/check';
+import { databaseError } from '../../db/damage';
+import { probeDatabase } from '../../db/open-database';
+import { ExitCode } from '../exit-codes';
+import { withHost } from '../host';
+import { common, type CliRun, type CommonOptions } from '../options';
+import { json, Progress, shellQuote } from '../output';
+
+const mib = (b: number) => `${(b / (1024 * 1024)).toFixed(1)} MiB`;
+
+/** Adds `check`, `backup` and `metrics` to `program`. */
+export function addMaintenanceCommands(program: Command, run: CliRun): void {
+  const { io } = run;
+
+  common(
+    program
+      .command('check')
+      .description("check the file: SQLite's integrity_check and the engine's own invariants; exits 1 naming each violation"),
+  ).action(async (o: CommonOptions) => {
+    const { file } = probeDatabase(o.db, { mustExist: true });
+    let report;
+    try {
+      report = checkDatabase(file);
+    } catch (err) {
+      throw databaseError(err, file)?.error ?? err;
+    }
+    if (o.json) json(io, report);
+    else {
+      for (const v of report.violations) io.stdout(`${v.kind}: ${v.message}\n`);
+      const c = report.counts;
+      const seen = `${c.instances} instances (${c.live} live), ${c.schedule} schedule rows, ${c.history} history rows, WAL ${mib(c.walBytes)}`;
+      io.stdout(
+        report.ok
+          ? `${file}: ok — ${seen} (${report.elapsedMs} ms)\n`
+          : `${file}: ${report.violations.length} violation${report.violations.length === 1 ? '' : 's'} — ${seen}\n`,
+      );
+      if (report.ok && report.damageMarker) io.stderr(`the file passes; it was found damaged before: once you trust it, delete ${report.damageMarker}\n`);
+      if (!report.ok) io.stderr(`keep the file as it is, take a copy with: npx runnel backup <dest> --db ${shellQuote(file)}; then restore a backup or repair what is named\n`);
+    }
+    run.exitCode = report.ok ? ExitCode.OK : ExitCode.FAILED;
+    await Promise.resolve();
+  });
+
+  common(
+    program
+      .command('backup')
+      .argument('<dest>', 'the file to write the copy to')
+      .description('write a consistent copy of the database while workers run (VACUUM INTO a new file, then fsync and rename)')
+      .option('--force', 'replace <dest> if it exists'),
+  ).action(async (dest: string, o: CommonOptions & { force?: boolean }) => {
+    const { file } = probeDatabase(o.db, { mustExist: true });
+    const progress = new Progress(io, !o.json, 4);
+    const r = await backupDatabase(file, dest, {
+      force: o.force === true,
+      onProgress: (p) => progress.line(`backup: ${mib(p.bytesWritten)} of about ${mib(p.bytesTotal)} written`),
+    });
+    if (o.json) json(io, r);
+    else io.stdout(`backed up ${r.source} to ${r.dest}: ${mib(r.bytes)} in ${(r.elapsedMs / 1000).toFixed(1)} s (check it with: npx runnel check --db ${shellQuote(r.dest)})\n`);
+  });
+
+  common(
+    program
+      .command('metrics')
+      .description('print the Prometheus metrics of the database (the text GET /metrics serves; counters of this process start at zero)'),
+  ).action(async (o: CommonOptions) => {
+    await withHost(o, io, 'read', async ({ engine }) => {
+      const metrics = new EngineMetrics(engine);
+      try {
+        io.stdout(await metrics.text());
+      } finally {
+        metrics.close();
+      }
+    });
+  });
+}

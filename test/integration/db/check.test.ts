@@ -1,0 +1,190 @@
+/**
+ * `runnel check` (issue 14): a clean demo file passes; copies of it damaged by hand with SQL, one
+ * invariant each, are named violation by violation — typed, listed by `--json`, exit 1.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkDatabase, type CheckReport } from '../../../engine/db/check';
+import { parseJson, runCli } from '../../helpers/cli';
+import { tempDir } from '../../helpers/temp-engine';
+
+let tmp: ReturnType<typeof tempDir>;
+let demo: string;
+let copies = 0;
+
+beforeAll(async () => {
+  tmp = tempDir('runnel-check-');
+  demo = path.join(tmp.dir, 'demo.db');
+  const r = await runCli('demo', '--db', demo, '--devices', '10', '--json');
+  expect(r.code, r.stderr).toBe(0);
+}, 60_000);
+afterAll(() => tmp.cleanup());
+
+/** A copy of the demo file (its WAL folded in), changed by `damage` on a connection with foreign keys off. */
+function damagedCopy(damage: (db: Database.Database) => void): string {
+  const file = path.join(tmp.dir, `copy-${++copies}.db`);
+  fs.copyFileSync(demo, file);
+  if (fs.existsSync(`${demo}-wal`)) fs.copyFileSync(`${demo}-wal`, `${file}-wal`);
+  const db = new Database(file);
+  db.pragma('foreign_keys = OFF');
+  damage(db);
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  db.close();
+  return file;
+}
+
+const one = <T>(db: Database.Database, sql: string): T => db.prepare(sql).get() as T;
+const kinds = (r: CheckReport) => r.violations.map((v) => v.kind);
+
+describe('runnel check', () => {
+  it('passes the demo file: exit 0, ok, what it looked at counted', async () => {
+    const db = new Database(demo, { readonly: true });
+    const counts = one<{ instances: number; live: number; suspended: number; schedule: number; history: number }>(
+      db,
+      `SELECT count(*) AS instances, sum(status IN ('PENDING', 'RUNNING', 'WAITING', 'COMPENSATING')) AS live,
+              sum(status = 'SUSPENDED') AS suspended, (SELECT count(*) FROM schedule) AS schedule,
+              (SELECT count(*) FROM history) AS history FROM instance`,
+    );
+    db.close();
+    expect(counts).toMatchObject({ instances: 13, suspended: 1 });
+    const r = await runCli('check', '--db', demo);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toContain(`: ok — 13 instances (${counts.live} live), ${counts.schedule} schedule rows, ${counts.history} history rows, WAL `);
+    const report = parseJson<CheckReport>(await runCli('check', '--db', demo, '--json'));
+    expect(report.ok).toBe(true);
+    expect(report.violations).toEqual([]);
+    expect(report.counts).toMatchObject({ instances: 13, live: counts.live, schedule: counts.schedule, history: counts.history });
+  });
+
+  it('names a RUNNING node no schedule row holds (instance and node), exit 1', async () => {
+    let target = { id: 0, node: '' };
+    const file = damagedCopy((db) => {
+      target = one(db, `SELECT n.instance_id AS id, n.node_id AS node FROM node_state n JOIN instance i ON i.id = n.instance_id WHERE i.status = 'SUSPENDED' AND n.status = 'COMPLETED' ORDER BY n.node_id LIMIT 1`);
+      db.prepare(`UPDATE node_state SET status = 'RUNNING' WHERE instance_id = ? AND node_id = ?`).run(target.id, target.node);
+    });
+    const r = await runCli('check', '--db', file, '--json');
+    expect(r.code).toBe(1);
+    const report = parseJson<CheckReport>(r);
+    expect(report.ok).toBe(false);
+    expect(report.violations).toEqual([
+      {
+        kind: 'RUNNING_WITHOUT_LEASE',
+        instanceId: target.id,
+        nodeId: target.node,
+        message: `instance ${target.id} node ${target.node} is RUNNING but no schedule row holds it: nothing will finish or retry it`,
+      },
+    ]);
+    const text = await runCli('check', '--db', file);
+    expect(text.code).toBe(1);
+    expect(text.stdout).toContain(`RUNNING_WITHOUT_LEASE: instance ${target.id} node ${target.node} is RUNNING`);
+    expect(text.stdout).toMatch(/: 1 violation — /);
+  });
+
+  it('names orphan schedule rows: of an ended instance, of a missing one, of a node the instance lacks', () => {
+    let ended = 0;
+    let live = 0;
+    const file = damagedCopy((db) => {
+      ended = one<{ id: number }>(db, `SELECT id FROM instance WHERE status = 'COMPLETED' ORDER BY id LIMIT 1`).id;
+      live = one<{ id: number }>(db, `SELECT id FROM instance WHERE status = 'SUSPENDED' LIMIT 1`).id;
+      const ins = db.prepare(`INSERT INTO schedule (instance_id, node_id, kind, next_run_at, created_at) VALUES (?, ?, ?, 1, 1)`);
+      ins.run(ended, null, 'deadline');
+      ins.run(99_999, 'x', 'run');
+      ins.run(live, 'no-such-node', 'timer');
+    });
+    const report = checkDatabase(file);
+    // The row of the missing instance breaks its foreign key too, which SQLite's own check names.
+    expect(kinds(report)).toEqual(['FOREIGN_KEY', 'ORPHAN_SCHEDULE_ROW', 'ORPHAN_SCHEDULE_ROW', 'ORPHAN_SCHEDULE_ROW']);
+    expect(report.violations[0]?.message).toMatch(/^schedule row \d+ refers to a missing instance row$/);
+    expect(report.violations.slice(1).map((v) => [v.instanceId, v.message.replace(/^schedule row \d+ /, '')])).toEqual([
+      [ended, `(deadline) belongs to instance ${ended}, which has ended (COMPLETED)`],
+      [99_999, '(run) belongs to instance 99999, which does not exist'],
+      [live, `(timer) names node no-such-node, which instance ${live} does not have`],
+    ]);
+  });
+
+  it('names a live instance with no work queued and no person awaited (a deadline row alone is no work)', () => {
+    let id = 0;
+    const file = damagedCopy((db) => {
+      id = one<{ id: number }>(db, `SELECT id FROM instance WHERE status = 'COMPLETED' ORDER BY id DESC LIMIT 1`).id;
+      db.prepare(`UPDATE instance SET status = 'WAITING', ended_at = NULL WHERE id = ?`).run(id);
+      db.prepare(`INSERT INTO schedule (instance_id, node_id, kind, next_run_at, created_at) VALUES (?, NULL, 'deadline', 1, 1)`).run(id);
+    });
+    const report = checkDatabase(file);
+    expect(report.violations).toEqual([
+      { kind: 'STUCK_INSTANCE', instanceId: id, message: `instance ${id} is WAITING but has no work queued and waits for no person: it will never move` },
+    ]);
+  });
+
+  it('names history out of order: an event before the instance was created, and one dated before its predecessor', () => {
+    let first = 0;
+    let second = 0;
+    let lowId = 0;
+    let highId = 0;
+    const file = damagedCopy((db) => {
+      const ids = db.prepare(`SELECT id FROM instance ORDER BY id LIMIT 2`).all() as { id: number }[];
+      first = ids[0]?.id ?? 0;
+      second = ids[1]?.id ?? 0;
+      lowId = one<{ id: number }>(db, `SELECT min(id) - 1000 AS id FROM history`).id;
+      const createdAt = one<{ at: number }>(db, `SELECT min(at) AS at FROM history WHERE instance_id = ${first}`).at;
+      db.prepare(`INSERT INTO history (id, instance_id, type, at) VALUES (?, ?, 'node.log', ?)`).run(lowId, first, createdAt);
+      highId = Number(db.prepare(`INSERT INTO history (instance_id, type, at) VALUES (?, 'node.log', 5000)`).run(second).lastInsertRowid);
+    });
+    const report = checkDatabase(file);
+    expect(report.violations.map((v) => [v.kind, v.instanceId, v.historyId])).toEqual([
+      ['HISTORY_ORDER', first, lowId],
+      ['HISTORY_ORDER', second, highId],
+    ]);
+    expect(report.violations[0]?.message).toBe(`history row ${lowId} (node.log) of instance ${first} comes before the instance was created`);
+    expect(report.violations[1]?.message).toMatch(new RegExp(`^history row ${highId} of instance ${second} is dated 1970-01-01T00:00:05.000Z, \\d+ ms before the event before it, with no clock jump recorded$`));
+  });
+
+  it('reports a write-ahead log above its bound while a connection holds it', () => {
+    const file = damagedCopy(() => undefined);
+    const holder = new Database(file);
+    try {
+      holder.pragma('wal_autocheckpoint = 0');
+      holder.exec(`CREATE TABLE scratch (x TEXT); INSERT INTO scratch VALUES (hex(randomblob(20000))); DROP TABLE scratch;`);
+      const wal = fs.statSync(`${file}-wal`).size;
+      expect(wal).toBeGreaterThan(20_000);
+      const report = checkDatabase(file, { walLimitBytes: 16_384 });
+      expect(report.violations).toEqual([
+        {
+          kind: 'WAL_OVER_BOUND',
+          message: `the write-ahead log is ${wal} bytes, above its bound of 16384: a reader holds old frames (a long read transaction, often in another process)`,
+        },
+      ]);
+      expect(checkDatabase(file).ok).toBe(true);
+    } finally {
+      holder.close();
+    }
+  });
+
+  it("reports SQLite's integrity_check on damaged pages as INTEGRITY violations, exit 1", async () => {
+    const file = damagedCopy((db) => db.pragma('journal_mode = DELETE'));
+    const db = new Database(file, { readonly: true });
+    const pages = db.prepare(`SELECT pageno FROM dbstat WHERE name = 'history_instance' AND pagetype = 'leaf' ORDER BY pageno`).all() as { pageno: number }[];
+    const size = db.pragma('page_size', { simple: true }) as number;
+    db.close();
+    expect(pages.length).toBeGreaterThan(0);
+    const fd = fs.openSync(file, 'r+');
+    // The cell content of the index's first leaf page: zeros where keys were.
+    fs.writeSync(fd, Buffer.alloc(size - 200), 0, size - 200, ((pages[0]?.pageno ?? 1) - 1) * size + 100);
+    fs.closeSync(fd);
+    const r = await runCli('check', '--db', file, '--json');
+    expect(r.code).toBe(1);
+    const report = parseJson<CheckReport>(r);
+    expect(report.violations.length).toBeGreaterThan(0);
+    expect(new Set(kinds(report))).toEqual(new Set(['INTEGRITY']));
+    expect(report.violations[0]?.message).toMatch(/^SQLite (integrity_check|cannot read it): /);
+  });
+
+  it('refuses a missing file (NOT_FOUND, exit 2) and creates nothing', async () => {
+    const missing = path.join(tmp.dir, 'missing.db');
+    const r = await runCli('check', '--db', missing);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^error: NOT_FOUND: /);
+    expect(fs.existsSync(missing)).toBe(false);
+  });
+});
