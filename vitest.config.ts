@@ -12,7 +12,9 @@ export default defineConfig({
     hookTimeout: 60_000,
     projects: [
       { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
-      { extends: true, test: { name: 'integration', include: ['test/integration/**/*.test.ts'] } },
+      // The integration tests include PostgreSQL's (test/integration/postgres/): one throwaway
+      // cluster per run (test/helpers/pg-global-setup.ts; RUNNEL_TEST_PG_URL names a server instead).
+      { extends: true, test: { name: 'integration', include: ['test/integration/**/*.test.ts'], globalSetup: ['test/helpers/pg-global-setup.ts'] } },
       { extends: true, test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'] } },
     ],
   },

@@ -1,0 +1,64 @@
+/**
+ * Test helpers: a fresh PostgreSQL database per test on the run's cluster (started by
+ * test/helpers/pg-global-setup.ts, or the server `RUNNEL_TEST_PG_URL` names). Nothing is mocked:
+ * each database is real, created empty and dropped when the test is done with it.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { inject } from 'vitest';
+
+/**
+ * The URL of the run's PostgreSQL server, as a user that may create databases.
+ *
+ * @throws Error when the run has none (the project has no pg globalSetup and RUNNEL_TEST_PG_URL is unset).
+ */
+export function pgAdminUrl(): string {
+  let url: string | undefined;
+  try {
+    url = inject('pgUrl');
+  } catch {
+    // Not inside a vitest worker.
+  }
+  url = url || process.env.RUNNEL_TEST_PG_URL;
+  if (!url) {
+    throw new Error('no PostgreSQL for this test: run it in a project with test/helpers/pg-global-setup.ts (vitest.config.ts), or set RUNNEL_TEST_PG_URL');
+  }
+  return url;
+}
+
+/** `admin` with its database replaced by `database`. */
+export function databaseUrl(admin: string, database: string): string {
+  const url = new URL(admin);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+async function onAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: pgAdminUrl() });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * A new empty database `runnel_t_<random>` on the run's server. `url` connects to it; `drop()`
+ * removes it, ending any connection still open on it (call it in afterEach, after closing what
+ * used it). Dropping twice is harmless.
+ */
+export async function tempPostgres(): Promise<{ url: string; name: string; drop(): Promise<void> }> {
+  const name = `runnel_t_${randomBytes(6).toString('hex')}`;
+  await onAdmin((c) => c.query(`CREATE DATABASE ${name}`));
+  let dropped = false;
+  return {
+    url: databaseUrl(pgAdminUrl(), name),
+    name,
+    async drop() {
+      if (dropped) return;
+      dropped = true;
+      await onAdmin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+    },
+  };
+}
