@@ -144,7 +144,9 @@ function outputFileError(file: string, err: unknown): EngineError {
         ? 'permission denied'
         : code === 'EISDIR'
           ? 'it is a directory'
-          : (err as Error).message;
+          : code === 'ENXIO'
+            ? 'it is a FIFO that no process reads from (start its reader first)'
+            : (err as Error).message;
   return new EngineError('INVALID_INPUT', `-o ${file}: cannot write ${path.resolve(file)}: ${why}`, {
     kind: 'user',
     details: { flag: '-o', file },
@@ -168,12 +170,26 @@ export function checkOutputFile(file: string): void {
 }
 
 /**
+ * A FIFO as `-o` must have a reader: opening it for writing would otherwise wait for one forever
+ * (and no signal could end the wait, which runs outside the event loop). Opening it without
+ * blocking fails with ENXIO exactly then (POSIX open(2), O_NONBLOCK on a FIFO); with a reader
+ * the blocking write that follows goes through. Anything else passes unchecked.
+ *
+ * @throws the open's error, ENXIO when nothing reads the FIFO.
+ */
+function checkFifoReader(file: string): void {
+  if (!fs.statSync(file, { throwIfNoEntry: false })?.isFIFO()) return;
+  fs.closeSync(fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK));
+}
+
+/**
  * Writes `text` to the `-o` file.
  *
  * @throws EngineError INVALID_INPUT naming the path when it cannot be written.
  */
 export async function writeOutputFile(file: string, text: string): Promise<void> {
   try {
+    checkFifoReader(file);
     await fs.promises.writeFile(file, text);
   } catch (err) {
     throw outputFileError(file, err);

@@ -215,6 +215,8 @@ export class Engine {
     let offer: ReturnType<Worker['offerDispatch']> | undefined;
     try {
       const { ids, claimed } = await transact(this.ctx, (tx) => startInstances(tx, create), (now) => {
+        // The transaction may run more than once (a backend's retry): an earlier run's slots go back.
+        offer?.abandon();
         offer = this.worker.offerDispatch(now);
         return offer.dispatch;
       });

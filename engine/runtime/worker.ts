@@ -352,6 +352,9 @@ export class Worker {
           // Free slots, counted inside the transaction: claims committed but not launched yet (a
           // start dispatched at once by the API) hold theirs.
           takeSlots: () => {
+            // A backend may run this transaction more than once (PostgreSQL retries a
+            // serialization failure): what an earlier run took is given back first.
+            this.held -= taken;
             taken = Math.max(0, this.freeSlots());
             this.held += taken;
             return taken;

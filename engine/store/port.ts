@@ -180,7 +180,10 @@ export interface StorageBackend {
   /**
    * Runs `fn` in one write transaction, serialized with every other write of this process, and
    * resolves with its result once committed. `fn` must be synchronous; when it throws, nothing
-   * it did is kept and the promise rejects with its error.
+   * it did is kept and the promise rejects with its error. A backend may roll back and run `fn`
+   * again within one call (PostgreSQL on a serialization failure, a deadlock or a unique
+   * violation raised by a race): whatever `fn` does outside the queries must be safe to repeat,
+   * with only the last run's effects counted.
    *
    * @throws EngineError DATABASE_BUSY (the write lock stayed taken past the backend's patience), DATABASE_READONLY.
    */

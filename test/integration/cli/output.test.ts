@@ -9,7 +9,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { displayWidth } from '../../../engine/cli/output';
-import { REPO_ROOT, runCli } from '../../helpers/cli';
+import { REPO_ROOT, runBin, runCli } from '../../helpers/cli';
 import { tempDir } from '../../helpers/temp-engine';
 
 /** Runs a bash pipeline from the repository root; returns runnel's own exit code and its stderr. */
@@ -114,5 +114,40 @@ describe('runnel hints and tables', () => {
       return displayWidth(line.slice(0, at));
     });
     expect(new Set(statusColumn).size).toBe(1);
+  });
+});
+
+describe('runnel export -o a FIFO', () => {
+  let tmp: ReturnType<typeof tempDir>;
+  beforeEach(() => {
+    tmp = tempDir();
+  });
+  afterEach(() => tmp.cleanup());
+
+  it('with no reader is refused at once (exit 2, naming the FIFO) instead of waiting forever; with a reader the definition goes through', async () => {
+    const wf = path.join(tmp.dir, 'flow.json');
+    fs.writeFileSync(wf, JSON.stringify({ name: 'fifo-flow', nodes: [{ id: 'a', type: 'pass' }], edges: [] }));
+    const db = path.join(tmp.dir, 'r.db');
+    expect((await runCli('deploy', wf, '--db', db)).code).toBe(0);
+    const fifo = path.join(tmp.dir, 'out.fifo');
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+
+    const alone = spawnSync('node', ['bin/runnel.js', 'export', 'fifo-flow', '-o', fifo, '--db', db], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 20_000 });
+    expect(alone.error).toBeUndefined(); // not killed by the timeout
+    expect(alone.status).toBe(2);
+    expect(alone.stderr).toContain(`-o ${fifo}`);
+    expect(alone.stderr).toMatch(/FIFO that no process reads from/);
+
+    // The reader: this process, holding the FIFO open for reading (non-blocking, so no writer is needed yet).
+    const fd = fs.openSync(fifo, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+    try {
+      const r = await runBin(['export', 'fifo-flow', '-o', fifo, '--db', db], { timeoutMs: 20_000 });
+      expect(r.code).toBe(0);
+      const buf = Buffer.alloc(64 * 1024);
+      const n = fs.readSync(fd, buf, 0, buf.length, null);
+      expect(JSON.parse(buf.subarray(0, n).toString('utf8'))).toMatchObject({ name: 'fifo-flow', nodes: [{ id: 'a', type: 'pass' }] });
+    } finally {
+      fs.closeSync(fd);
+    }
   });
 });
