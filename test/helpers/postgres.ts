@@ -43,14 +43,25 @@ async function onAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
+/** Options of {@link tempPostgres}. */
+export interface TempPostgresOptions {
+  /**
+   * An ICU locale for the database's default collation (e.g. `en-US`), so that text compares as
+   * most production databases do (case and accents interleaved) instead of the test cluster's
+   * bytewise C locale: a query that relies on bytewise order without saying `COLLATE "C"` fails.
+   */
+  icuLocale?: string;
+}
+
 /**
  * A new empty database `runnel_t_<random>` on the run's server. `url` connects to it; `drop()`
  * removes it, ending any connection still open on it (call it in afterEach, after closing what
  * used it). Dropping twice is harmless.
  */
-export async function tempPostgres(): Promise<{ url: string; name: string; drop(): Promise<void> }> {
+export async function tempPostgres(options: TempPostgresOptions = {}): Promise<{ url: string; name: string; drop(): Promise<void> }> {
   const name = `runnel_t_${randomBytes(6).toString('hex')}`;
-  await onAdmin((c) => c.query(`CREATE DATABASE ${name}`));
+  const icu = options.icuLocale === undefined ? '' : ` TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE '${options.icuLocale.replace(/'/g, "''")}' ENCODING 'UTF8'`;
+  await onAdmin((c) => c.query(`CREATE DATABASE ${name}${icu}`));
   let dropped = false;
   return {
     url: databaseUrl(pgAdminUrl(), name),
