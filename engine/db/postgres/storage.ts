@@ -68,6 +68,8 @@ export interface PostgresStorage extends StorageBackend {
   readonly pool: pg.Pool;
 }
 
+const TRACE = process.env.RUNNEL_PG_TRACE === '1';
+let traceCount = 0;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Delay before retry `n` (0-based) of a conflicting transaction, ms: full jitter over min(200, 2·2^n). */
@@ -167,7 +169,10 @@ function postgresStorage(url: string, bridge: SyncBridge, options: PostgresStora
   const LOCK_NAME = `SELECT pg_advisory_xact_lock(${WORKFLOW_LOCK_SPACE}, hashtext($1))`;
   const tx: PgTx = {
     run<R>(sql: string, params: readonly unknown[]): QueryResult<R> {
+      traceCount++;
+      const t = TRACE ? performance.now() : 0;
       const r = bridge.query<R>(sql, params);
+      if (TRACE && performance.now() - t > 30) console.error(`pg slow ${(performance.now() - t).toFixed(0)} ms: ${sql.slice(0, 80)}`);
       if (r.rowCount > 0 && r.command !== 'SELECT') wrote = true;
       return r;
     },
@@ -234,8 +239,12 @@ function postgresStorage(url: string, bridge: SyncBridge, options: PostgresStora
     for (let n = 0; ; n++) {
       if (closed) throw new EngineError('DATABASE_UNAVAILABLE', `database ${location} is closed`);
       try {
+        const t0 = TRACE ? performance.now() : 0;
+        let stmts = 0;
+        if (TRACE) stmts = traceCount;
         begin();
         const result = fn(queries);
+        if (TRACE && performance.now() - t0 > 50) console.error(`pg write ${(performance.now() - t0).toFixed(0)} ms, ${traceCount - stmts} statements`);
         if (!wrote) bridge.commit();
         else if (!notify) bridge.commit();
         else {

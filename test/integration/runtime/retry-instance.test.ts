@@ -5,10 +5,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../engine/runtime/clock';
 import type { EngineOptions } from '../../../engine/runtime/engine';
 import { Probe, everyOf, nodeStatus, scheduleRows, tickUntil } from '../../helpers/probe-nodes';
-import { tempEngine } from '../../helpers/temp-engine';
+import { tempSqliteEngine } from '../../helpers/temp-engine';
 import { rejectionOf } from '../../helpers/engine-errors';
 
-let ctx: ReturnType<typeof tempEngine> | undefined;
+let ctx: ReturnType<typeof tempSqliteEngine> | undefined;
 afterEach(async () => {
   await ctx?.close();
   ctx = undefined;
@@ -16,7 +16,7 @@ afterEach(async () => {
 
 function setup(options: EngineOptions = {}) {
   const probe = new Probe();
-  ctx = tempEngine({ registry: probe.registry(), ...options });
+  ctx = tempSqliteEngine({ registry: probe.registry(), ...options });
   return { engine: ctx.engine, probe };
 }
 

@@ -10,12 +10,12 @@ import { EngineError } from '../../../engine/errors';
 import { backoffDelayMs, DEFAULT_RETRY } from '../../../engine/dsl/schema';
 import { ManualClock } from '../../../engine/runtime/clock';
 import { type EngineOptions, SqliteEngine } from '../../../engine/runtime/engine';
-import { runToSettled, tempDir, tempEngine } from '../../helpers/temp-engine';
+import { runToSettled, tempDir, tempSqliteEngine } from '../../helpers/temp-engine';
 import { nodeStatus, Probe, scheduleRows, tickTimes, tickUntil, turn, everyOf } from '../../helpers/probe-nodes';
 
 const T0 = Date.UTC(2026, 0, 1, 9, 0, 0);
 
-let ctx: ReturnType<typeof tempEngine> | undefined;
+let ctx: ReturnType<typeof tempSqliteEngine> | undefined;
 afterEach(async () => {
   if (ctx) {
     await ctx.engine.stopWorker(200);
@@ -27,7 +27,7 @@ afterEach(async () => {
 /** A fresh engine on a new file with the probe types registered. */
 function setup(options: EngineOptions = {}): { engine: SqliteEngine; probe: Probe } {
   const probe = new Probe();
-  ctx = tempEngine({ registry: probe.registry(), ...options });
+  ctx = tempSqliteEngine({ registry: probe.registry(), ...options });
   return { engine: ctx.engine, probe };
 }
 
