@@ -7,17 +7,18 @@ import { defineConfig } from 'vitest/config';
  * run's cluster, and reach it through its public API only (no `engine.db`, no raw SQL: those use
  * `tempSqliteEngine()`, a type the PostgreSQL engine has not).
  *
- * Included: the API's nesting and __proto__ rules, names, the script pool, the runtime's engine,
- * concurrency, error edges, faults, idle, incidents, templates and worker stop,
+ * Included: the pinned rules (DESIGN.md), the API's nesting and __proto__ rules, names, the script
+ * pool, the runtime's engine, concurrency, error edges, faults, idle, incidents, instance retry,
+ * templates and worker stop,
  * and the browser host's security (its engine part). About 1 minute more on 2 cores.
  *
  * Not (yet) included, and why:
  * - SQLite only by nature: test/integration/db/* (file damage, disk full, WAL, read-only files,
  *   SQLite's migrations and schema snapshot), electron/* (the desktop app's bundled SQLite).
  * - Use SQLite internals in some tests (engine.db / raw SQL: tempSqliteEngine): runtime/deadlines,
- *   eager-dispatch, handed-cases-in-process, instance-input, retry-instance, rules-pinned, turn-outcomes,
+ *   eager-dispatch, handed-cases-in-process, instance-input, turn-outcomes,
  *   workflows, external-changes, start-lease, missing-node-type. To join, their SQL-reading tests
- *   need a backend-neutral probe (or a skip on PostgreSQL).
+ *   read through test/helpers/db-rows.ts (either backend), as rules-pinned and retry-instance do.
  * - Open their databases by path, in this process or in child processes (CLI, `runnel serve`,
  *   worker processes): cli/*, examples/*, api/contract, api/monitor-list, nodes/non-ascii-ids,
  *   runtime/crash-recovery, multi-worker, lease-recovery, lease-renewal, handed-cases-processes,
@@ -39,6 +40,8 @@ const PG_CONFORMANCE = [
   'test/integration/runtime/faults.test.ts',
   'test/integration/runtime/idle.test.ts',
   'test/integration/runtime/incidents.test.ts',
+  'test/integration/runtime/retry-instance.test.ts',
+  'test/integration/runtime/rules-pinned.test.ts',
   'test/integration/runtime/templates.test.ts',
   'test/integration/runtime/worker-stop.test.ts',
   'test/integration/server/security.test.ts',

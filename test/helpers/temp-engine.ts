@@ -19,6 +19,29 @@ export function tempDir(prefix = 'runnel-test-'): { dir: string; cleanup: () => 
   return { dir, cleanup: () => fs.rmSync(dir, { recursive: true, force: true }) };
 }
 
+/**
+ * A new empty database of the run's backend ({@link TEST_BACKEND}) for a test that opens engines
+ * on it itself (reopening, several engines, child processes): `location` is a file path in the
+ * temp dir `dir`, or a fresh PostgreSQL database's URL. `cleanup()` removes the database and `dir`
+ * (close what uses it first).
+ */
+export function tempLocation(prefix = 'runnel-test-'): { location: string; dir: string; cleanup: () => Promise<void> } {
+  const { dir, cleanup } = tempDir(prefix);
+  if (TEST_BACKEND === 'sqlite') return { location: path.join(dir, 'runnel.db'), dir, cleanup: async () => cleanup() };
+  const database = tempPostgresSync();
+  return {
+    location: database.url,
+    dir,
+    cleanup: async () => {
+      try {
+        await database.drop();
+      } finally {
+        cleanup();
+      }
+    },
+  };
+}
+
 /** What {@link tempEngine} and {@link tempSqliteEngine} give. */
 export interface TempEngine<E extends Engine = Engine> {
   engine: E;
