@@ -13,6 +13,13 @@
  * A transaction that changed anything ends with `pg_notify('runnel_changes', <this backend's id>)`
  * sent with its COMMIT (one round trip): other backends' `watchChanges` wake on it.
  *
+ * Round trips: statements whose answer nobody reads (void writes, lock requests, the BEGIN) are
+ * queued and sent with the next statement that answers, or with the COMMIT — one hop between the
+ * threads instead of one each (SyncBridge.queue). A deferred statement's error therefore surfaces
+ * at a later statement; when it escapes the transition that way (not contained by a savepoint,
+ * which sends its queue before it ends), the write runs again with every statement sent in place,
+ * so the error is thrown where SQLite would throw it.
+ *
  * Reads: the read model (./read-model.ts) over a `pg.Pool` on the engine's thread (async; no
  * bridge). Leases: renewed on the bridge's thread over a connection of its own (./bridge-thread.ts).
  */
@@ -21,7 +28,7 @@ import pg from 'pg';
 import { EngineError } from '../../errors';
 import type { LeaseKeeper, ReadModel, StorageBackend, WriteQueries } from '../../store/port';
 import { clientConfig } from './connection';
-import { openBridge, type QueryResult, type SyncBridge } from './bridge';
+import { openBridge, PgQueryError, type QueryResult, type SyncBridge } from './bridge';
 import { isRetryableTx, isStorageFailure, postgresError, redactUrl } from './errors';
 import { migratePostgres, PG_SCHEMA_VERSION } from './migrations/index';
 import { createHistoryQueries, createInstanceQueries } from './queries/instances';
@@ -68,8 +75,6 @@ export interface PostgresStorage extends StorageBackend {
   readonly pool: pg.Pool;
 }
 
-const TRACE = process.env.RUNNEL_PG_TRACE === '1';
-let traceCount = 0;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Delay before retry `n` (0-based) of a conflicting transaction, ms: full jitter over min(200, 2·2^n). */
@@ -164,21 +169,26 @@ function postgresStorage(url: string, bridge: SyncBridge, options: PostgresStora
   let nameLog: string[] = [];
   let wrote = false;
   let savepoints = 0;
+  /** Void statements wait for the next one that answers (see the module doc); off for a write run again to place an error. */
+  let deferring = true;
 
   const LOCK_INSTANCE = `SELECT pg_advisory_xact_lock(${instanceLockKeys('$1')})`;
   const LOCK_NAME = `SELECT pg_advisory_xact_lock(${WORKFLOW_LOCK_SPACE}, hashtext($1))`;
   const tx: PgTx = {
     run<R>(sql: string, params: readonly unknown[]): QueryResult<R> {
-      traceCount++;
-      const t = TRACE ? performance.now() : 0;
       const r = bridge.query<R>(sql, params);
-      if (TRACE && performance.now() - t > 30) console.error(`pg slow ${(performance.now() - t).toFixed(0)} ms: ${sql.slice(0, 80)}`);
       if (r.rowCount > 0 && r.command !== 'SELECT') wrote = true;
       return r;
     },
+    exec(sql, params) {
+      wrote = true;
+      if (deferring) bridge.queue(sql, params);
+      else bridge.query(sql, params);
+    },
     lockInstance(instanceId) {
       if (locked.has(instanceId)) return;
-      bridge.query(LOCK_INSTANCE, [instanceId]);
+      if (deferring) bridge.queue(LOCK_INSTANCE, [instanceId]);
+      else bridge.query(LOCK_INSTANCE, [instanceId]);
       locked.add(instanceId);
       lockLog.push(instanceId);
     },
@@ -189,7 +199,8 @@ function postgresStorage(url: string, bridge: SyncBridge, options: PostgresStora
     },
     lockWorkflow(name) {
       if (names.has(name)) return;
-      bridge.query(LOCK_NAME, [name]);
+      if (deferring) bridge.queue(LOCK_NAME, [name]);
+      else bridge.query(LOCK_NAME, [name]);
       names.add(name);
       nameLog.push(name);
     },
@@ -211,6 +222,8 @@ function postgresStorage(url: string, bridge: SyncBridge, options: PostgresStora
         return r;
       } catch (err) {
         if (failure(err)) throw err;
+        // Statements of the savepoint still queued never reach the server: it is undone anyway.
+        bridge.discardQueued();
         bridge.query(`ROLLBACK TO SAVEPOINT ${name}; RELEASE SAVEPOINT ${name}`);
         // Locks taken after a savepoint are released when it is rolled back to (PostgreSQL manual, "Explicit Locking").
         for (const i of lockLog.splice(marks[0])) locked.delete(i);
@@ -236,15 +249,12 @@ function postgresStorage(url: string, bridge: SyncBridge, options: PostgresStora
   let notify = true;
   const write = async <T>(fn: (q: WriteQueries) => T): Promise<T> => {
     if (readonly) throw new EngineError('DATABASE_READONLY', `database ${location} is open read-only; this needs to change it`, { retryable: false });
+    deferring = true;
     for (let n = 0; ; n++) {
       if (closed) throw new EngineError('DATABASE_UNAVAILABLE', `database ${location} is closed`);
       try {
-        const t0 = TRACE ? performance.now() : 0;
-        let stmts = 0;
-        if (TRACE) stmts = traceCount;
         begin();
         const result = fn(queries);
-        if (TRACE && performance.now() - t0 > 50) console.error(`pg write ${(performance.now() - t0).toFixed(0)} ms, ${traceCount - stmts} statements`);
         if (!wrote) bridge.commit();
         else if (!notify) bridge.commit();
         else {
@@ -262,6 +272,13 @@ function postgresStorage(url: string, bridge: SyncBridge, options: PostgresStora
         return result;
       } catch (err) {
         if (bridge.inTransaction) bridge.rollback();
+        if (deferring && err instanceof PgQueryError && !failure(err) && !isRetryableTx(err)) {
+          // A deferred statement failed where a later one was sent, outside the code that would have
+          // caught it: run again with every statement sent in place, so it fails where it belongs.
+          deferring = false;
+          n--;
+          continue;
+        }
         if (!isRetryableTx(err)) throw postgresError(err, url) ?? err;
         options.onConflict?.(err, n + 1);
         // A unique key taken by a race is free on the next run; one taken again and again is a bug, kept as it is.
