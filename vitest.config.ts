@@ -31,6 +31,7 @@ import { defineConfig } from 'vitest/config';
 const PG_CONFORMANCE = [
   // The switch itself: fails if this project silently ran on SQLite.
   'test/integration/postgres/backend-switch.test.ts',
+  'test/integration/api/contract.test.ts',
   'test/integration/api/nesting.test.ts',
   'test/integration/api/prototype-keys.test.ts',
   'test/integration/dsl/names.test.ts',
@@ -43,6 +44,7 @@ const PG_CONFORMANCE = [
   'test/integration/runtime/faults.test.ts',
   'test/integration/runtime/idle.test.ts',
   'test/integration/runtime/external-changes.test.ts',
+  'test/integration/runtime/handed-cases-in-process.test.ts',
   'test/integration/runtime/incidents.test.ts',
   'test/integration/runtime/instance-input.test.ts',
   'test/integration/runtime/retry-instance.test.ts',
