@@ -46,6 +46,7 @@ const PG_CONFORMANCE = [
   'test/integration/runtime/external-changes.test.ts',
   'test/integration/runtime/handed-cases-in-process.test.ts',
   'test/integration/runtime/incidents.test.ts',
+  'test/integration/runtime/lease-renewal.test.ts',
   'test/integration/runtime/instance-input.test.ts',
   'test/integration/runtime/retry-instance.test.ts',
   'test/integration/runtime/rules-pinned.test.ts',
