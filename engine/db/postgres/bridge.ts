@@ -138,8 +138,8 @@ export function openBridge(url: string, options: BridgeOptions = {}): SyncBridge
         sessionSql: options.sessionSql ?? [],
       },
       transferList: [port2],
-      // One connection's buffers and a few timers: a small heap, as the SQLite upkeep thread's.
-      resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 8, stackSizeMb: 1 },
+      // A cap, not a reservation: a turn may carry back many 1 MiB variables documents at once.
+      resourceLimits: { maxOldGenerationSizeMb: 512, maxYoungGenerationSizeMb: 16, stackSizeMb: 1 },
     });
   } catch (err) {
     throw new EngineError('DATABASE_UNAVAILABLE', `cannot start the database thread: ${(err as Error).message}`, { cause: err });

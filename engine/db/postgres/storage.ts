@@ -20,6 +20,9 @@
  * which sends its queue before it ends), the write runs again with every statement sent in place,
  * so the error is thrown where SQLite would throw it.
  *
+ * A bridge whose thread died is replaced by a new one at the next write (the write that met the
+ * death failed with DATABASE_UNAVAILABLE; lease renewal moves to the new thread).
+ *
  * Reads: the read model (./read-model.ts) over a `pg.Pool` on the engine's thread (async; no
  * bridge). Leases: renewed on the bridge's thread over a connection of its own (./bridge-thread.ts).
  */
@@ -28,7 +31,7 @@ import pg from 'pg';
 import { EngineError } from '../../errors';
 import type { LeaseKeeper, ReadModel, StorageBackend, WriteQueries } from '../../store/port';
 import { clientConfig } from './connection';
-import { openBridge, PgQueryError, type QueryResult, type SyncBridge } from './bridge';
+import { openBridge, PgQueryError, type BridgeOptions, type QueryResult, type SyncBridge } from './bridge';
 import { isRetryableTx, isStorageFailure, postgresError, redactUrl } from './errors';
 import { migratePostgres, PG_SCHEMA_VERSION } from './migrations/index';
 import { createHistoryQueries, createInstanceQueries } from './queries/instances';
@@ -67,7 +70,7 @@ export interface PostgresStorageOptions {
 
 /** The PostgreSQL backend, with what only it has (tests). */
 export interface PostgresStorage extends StorageBackend {
-  /** The write path's bridge (tests: statements outside the port, the thread's death). */
+  /** The write path's bridge now (tests: statements outside the port, the thread's death); a dead one is replaced at the next write. */
   readonly bridge: SyncBridge;
   /** This backend's id: the payload of its NOTIFYs. */
   readonly id: string;
@@ -110,11 +113,12 @@ export function openPostgresStorage(url: string, options: PostgresStorageOptions
   const readonly = options.readonly === true;
   const busyTimeoutMs = Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000));
   let bridge: SyncBridge;
+  const bridgeOptions: BridgeOptions = {
+    // A session stuck inside a transaction (its process stopped) lets go of its locks after a minute.
+    sessionSql: [`SET lock_timeout = ${busyTimeoutMs}`, `SET idle_in_transaction_session_timeout = 60000`],
+  };
   try {
-    bridge = openBridge(url, {
-      // A session stuck inside a transaction (its process stopped) lets go of its locks after a minute.
-      sessionSql: [`SET lock_timeout = ${busyTimeoutMs}`, `SET idle_in_transaction_session_timeout = 60000`],
-    });
+    bridge = openBridge(url, bridgeOptions);
   } catch (err) {
     throw postgresError(err, url) ?? err;
   }
@@ -130,7 +134,7 @@ export function openPostgresStorage(url: string, options: PostgresStorageOptions
     void bridge.close();
     throw postgresError(err, url) ?? err;
   }
-  return postgresStorage(url, bridge, options);
+  return postgresStorage(url, bridge, bridgeOptions, options);
 }
 
 /** Whether the database has Runnel's schema table. */
@@ -153,7 +157,8 @@ function checkReadableSchema(bridge: SyncBridge, location: string): void {
 }
 
 /** The backend over an open bridge (see the module doc). */
-function postgresStorage(url: string, bridge: SyncBridge, options: PostgresStorageOptions): PostgresStorage {
+function postgresStorage(url: string, first: SyncBridge, bridgeOptions: BridgeOptions, options: PostgresStorageOptions): PostgresStorage {
+  let bridge = first;
   const location = redactUrl(url);
   const readonly = options.readonly === true;
   const id = randomUUID();
@@ -245,6 +250,16 @@ function postgresStorage(url: string, bridge: SyncBridge, options: PostgresStora
   };
 
   let closed = false;
+  /** The lease renewal the bridge's thread runs, posted again to a new thread. */
+  let leases: Record<string, unknown> | undefined;
+  /** A bridge whose thread died (a crash, out of memory) is replaced by a new one at the next write. */
+  const ensureBridge = (): void => {
+    if (!bridge.dead || closed) return;
+    const old = bridge;
+    bridge = openBridge(url, bridgeOptions);
+    void old.close();
+    if (leases) bridge.post(leases);
+  };
   // Some PostgreSQL variants have no NOTIFY: then commits go without it (watchers poll).
   let notify = true;
   const write = async <T>(fn: (q: WriteQueries) => T): Promise<T> => {
@@ -253,6 +268,7 @@ function postgresStorage(url: string, bridge: SyncBridge, options: PostgresStora
     for (let n = 0; ; n++) {
       if (closed) throw new EngineError('DATABASE_UNAVAILABLE', `database ${location} is closed`);
       try {
+        ensureBridge();
         begin();
         const result = fn(queries);
         if (!wrote) bridge.commit();
@@ -301,7 +317,9 @@ function postgresStorage(url: string, bridge: SyncBridge, options: PostgresStora
   return {
     location,
     readonly,
-    bridge,
+    get bridge() {
+      return bridge;
+    },
     id,
     pool,
     write,
@@ -309,15 +327,19 @@ function postgresStorage(url: string, bridge: SyncBridge, options: PostgresStora
     keepLeases({ owner, leaseMs, stallMs }): LeaseKeeper {
       const alive = new BigInt64Array(new SharedArrayBuffer(8));
       Atomics.store(alive, 0, BigInt(Date.now()));
-      bridge.post({ type: 'leases', owner, leaseMs, stallMs, alive });
+      const message = { type: 'leases', owner, leaseMs, stallMs, alive };
+      leases = message;
+      bridge.post(message);
       let stopped: Promise<void> | undefined;
       return {
         alive: () => void Atomics.store(alive, 0, BigInt(Date.now())),
         stop: () => {
           stopped ??= (async () => {
             const seq = ++leaseSeq;
-            const done = bridge.waitFor((m) => (m as { type?: string; id?: number }).type === 'leases-stopped' && (m as { id?: number }).id === seq);
-            bridge.post({ type: 'no-leases', id: seq });
+            if (leases === message) leases = undefined;
+            const b = bridge;
+            const done = b.waitFor((m) => (m as { type?: string; id?: number }).type === 'leases-stopped' && (m as { id?: number }).id === seq);
+            b.post({ type: 'no-leases', id: seq });
             await done;
           })();
           return stopped;

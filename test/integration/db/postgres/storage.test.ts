@@ -163,6 +163,17 @@ describe('the PostgreSQL backend', () => {
     expect(thrownAt).toEqual(['setStatus']);
   });
 
+  it("goes on with a new bridge thread after its thread died", async () => {
+    const engine = open();
+    await engine.deploy({ name: 'before', nodes: [{ id: 'p', type: 'pass' }] });
+    const storage = engine.storage as PostgresStorage;
+    const first = storage.bridge;
+    expect(() => first.crashForTest()).toThrow(/died/);
+    await engine.deploy({ name: 'after', nodes: [{ id: 'p', type: 'pass' }] });
+    expect(storage.bridge).not.toBe(first);
+    expect((await engine.listWorkflows()).map((w) => w.name)).toEqual(['after', 'before']);
+  });
+
   it("keeps a worker's lease alive from the bridge's thread while a handler holds the engine's thread", async () => {
     // given a node type that holds the thread for 2.5 s, watching its own lease meanwhile through a bridge of its own
     const leaseMs = 600;
