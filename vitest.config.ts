@@ -9,13 +9,15 @@ import { defineConfig } from 'vitest/config';
  * read stored rows, where they must, through test/helpers/db-rows.ts (either backend). Tests that
  * need SQLite itself use `tempSqliteEngine()`, whose type the PostgreSQL engine has not.
  *
- * Included (below): the pinned rules, the handed cases in process, crash recovery (SIGKILL at
- * random points), lease renewal across worker processes, a second engine on the same database
+ * Included (below): the pinned rules, the handed cases in process and with real processes (but
+ * C11 and C12, SQLite's locking and WAL, skipped on PostgreSQL), crash recovery (SIGKILL at random
+ * points), lease renewal across worker processes, a second engine on the same database
  * (external changes), the API contract and its nesting and __proto__ rules, deadlines, eager
  * dispatch, instance input and retry, incidents, error edges, idle, concurrency, templates,
  * names, faults, worker stop, the script pool, the browser host's security, and the switch
  * itself. Cost, measured 2026-12-02 on the 2 shared cores: 233 s wall for this project alone
- * (crash recovery is 152 s of it, alongside the rest on the other fork).
+ * before handed-cases-processes joined (about 100 s more; crash recovery is 152 s of it, alongside
+ * the rest on the other fork).
  *
  * Not included, and why:
  * - SQLite by nature: db/* (file damage, disk full, WAL, read-only files, SQLite's migrations and
@@ -26,7 +28,7 @@ import { defineConfig } from 'vitest/config';
  *   monitor-list (inserts 100,000 rows through better-sqlite3).
  * - Take a file path, in this process or in child processes (the CLI, `runnel serve`, workers):
  *   cli/*, examples/*, nodes/non-ascii-ids, multi-worker (db/postgres has its PostgreSQL twin),
- *   handed-cases-processes, repeated-transactions, server/regex-responsiveness,
+ *   repeated-transactions, server/regex-responsiveness,
  *   server/runaway-script. To join: a location from `tempLocation()` instead of the path.
  * - No database at all: nodes/http, nodes/thread-pool, scripts/*; and postgres/*, PostgreSQL's
  *   own tests, which run in `integration` (but for backend-switch).
@@ -49,6 +51,7 @@ const PG_CONFORMANCE = [
   'test/integration/runtime/idle.test.ts',
   'test/integration/runtime/external-changes.test.ts',
   'test/integration/runtime/handed-cases-in-process.test.ts',
+  'test/integration/runtime/handed-cases-processes.test.ts',
   'test/integration/runtime/incidents.test.ts',
   'test/integration/runtime/lease-renewal.test.ts',
   'test/integration/runtime/instance-input.test.ts',
