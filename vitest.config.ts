@@ -21,15 +21,15 @@ import { defineConfig } from 'vitest/config';
  *
  * Not included, and why:
  * - SQLite by nature: db/* (file damage, disk full, WAL, read-only files, SQLite's migrations and
- *   schema snapshot), electron/* (the desktop app's bundled SQLite).
+ *   schema snapshot; db/postgres/* are PostgreSQL's own, in `integration`), electron/* (the desktop
+ *   app's bundled SQLite).
  * - Read or write SQLite's rows in ways that have no PostgreSQL twin yet: lease-recovery (a worker
  *   "dies" by `engine.db.close()`), turn-outcomes (a SQLite trigger), workflows (edits a stored
  *   definition by hand), start-lease (reads the file from a fault point), missing-node-type,
  *   monitor-list (inserts 100,000 rows through better-sqlite3).
  * - Take a file path, in this process or in child processes (the CLI, `runnel serve`, workers):
  *   cli/*, examples/*, nodes/non-ascii-ids, multi-worker (db/postgres has its PostgreSQL twin),
- *   repeated-transactions, server/regex-responsiveness,
- *   server/runaway-script. To join: a location from `tempLocation()` instead of the path.
+ *   repeated-transactions, server/regex-responsiveness, server/runaway-script. To join: a location from `tempLocation()` instead of the path.
  * - No database at all: nodes/http, nodes/thread-pool, scripts/*; and postgres/*, PostgreSQL's
  *   own tests, which run in `integration` (but for backend-switch).
  */
