@@ -15,9 +15,9 @@ import { defineConfig } from 'vitest/config';
  * (external changes), the API contract and its nesting and __proto__ rules, deadlines, eager
  * dispatch, instance input and retry, incidents, error edges, idle, concurrency, templates,
  * names, faults, worker stop, the script pool, the browser host's security, and the switch
- * itself. Cost, measured 2026-12-02 on the 2 shared cores: 233 s wall for this project alone
- * before handed-cases-processes joined (about 100 s more; crash recovery is 152 s of it, alongside
- * the rest on the other fork).
+ * itself. Cost, measured 2026-12-02 on the 2 shared cores: 182 s wall for this project alone
+ * (25 files, 302 s of tests over the two forks; crash recovery 80 s and handed-cases-processes 64 s
+ * of it), up to ~240 s while other work loads the machine.
  *
  * Not included, and why:
  * - SQLite by nature: db/* (file damage, disk full, WAL, read-only files, SQLite's migrations and
