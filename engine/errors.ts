@@ -39,7 +39,7 @@ const USER_CODES: ReadonlySet<string> = new Set([
 
 function defaultKind(code: ErrorCode): ErrorKind {
   if (USER_CODES.has(code)) return 'user';
-  if (code === 'DATABASE_BUSY' || code === 'DATABASE_FULL' || code === 'TIMEOUT' || code === 'HTTP_ERROR') return 'transient';
+  if (code === 'DATABASE_BUSY' || code === 'DATABASE_UNAVAILABLE' || code === 'DATABASE_FULL' || code === 'TIMEOUT' || code === 'HTTP_ERROR') return 'transient';
   return 'unexpected';
 }
 

@@ -126,6 +126,8 @@ export const ErrorCodes = {
   DATABASE_CORRUPT: 'DATABASE_CORRUPT',
   /** The write lock stayed taken by other processes past the write path's patience. */
   DATABASE_BUSY: 'DATABASE_BUSY',
+  /** The database server cannot be reached, or refused the connection (its address, user or password); the password is never shown. */
+  DATABASE_UNAVAILABLE: 'DATABASE_UNAVAILABLE',
   /** The disk is full (or the database reached its size limit): nothing was written; work resumes when space comes back. */
   DATABASE_FULL: 'DATABASE_FULL',
   /** The file's schema is newer than this build. */

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { channels, contract, type Channel, type Output } from '../../../engine/api/contract';
 import { eventually, startTestHost, type TestHost } from '../../helpers/browser-host';
+import { rowsIn } from '../../helpers/db-rows';
 
 const root = path.resolve(import.meta.dirname, '../../..');
 const readJson = (file: string): Record<string, unknown> =>
@@ -31,15 +32,13 @@ function waitFor(h: TestHost, id: number, statuses: readonly string[]): Promise<
   );
 }
 
+/** The engine's tables (both backends have these, and only these besides PostgreSQL's runnel_schema). */
+const TABLES = ['dead_letter', 'history', 'instance', 'node', 'node_state', 'schedule', 'workflow'];
+
 /** Row counts of every table: "nothing written" means these do not change. */
-function rowCounts(h: TestHost): Record<string, number> {
-  const db = h.engine.db.raw;
-  const tables = db
-    .prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`)
-    .all() as { name: string }[];
+async function rowCounts(h: TestHost): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
-  for (const { name } of tables)
-    out[name] = (db.prepare(`SELECT count(*) AS n FROM "${name}"`).get() as { n: number }).n;
+  for (const name of TABLES) out[name] = (await rowsIn<{ n: number }>(h.file, `SELECT count(*) AS n FROM ${name}`))[0]?.n ?? -1;
   return out;
 }
 
@@ -705,7 +704,7 @@ describe('API contract: bad input on every channel', () => {
   });
 
   it('each bad payload is BAD_REQUEST naming its field; the host stays up and nothing is written', async () => {
-    const before = rowCounts(h);
+    const before = await rowCounts(h);
     for (const [channel, cases] of Object.entries(badInputs)) {
       for (const { payload, field } of cases) {
         const r = await h.call(channel, payload);
@@ -725,7 +724,7 @@ describe('API contract: bad input on every channel', () => {
         expect(JSON.stringify(r).length, label).toBeLessThan(20_000);
       }
     }
-    expect(rowCounts(h)).toEqual(before);
+    expect(await rowCounts(h)).toEqual(before);
     expect(await h.value('instance:get', { id: waitingId })).toMatchObject({ status: 'WAITING' });
     const health = await fetch(`${h.base}/api/health`, {
       headers: { authorization: `Bearer ${h.server.token}` },
@@ -735,7 +734,7 @@ describe('API contract: bad input on every channel', () => {
   });
 
   it('unknown channels and non-JSON bodies are typed errors too', async () => {
-    const before = rowCounts(h);
+    const before = await rowCounts(h);
     for (const channel of [
       'workflow:nope',
       'toString',
@@ -763,7 +762,7 @@ describe('API contract: bad input on every channel', () => {
     });
     expect(get.status).toBe(405);
     expect(await get.json()).toMatchObject({ ok: false, error: { code: 'BAD_REQUEST' } });
-    expect(rowCounts(h)).toEqual(before);
+    expect(await rowCounts(h)).toEqual(before);
     expect(await h.value('workflow:list')).toHaveLength(1);
   });
 });

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { createDefaultRegistry } from '../../../engine/nodes/registry';
 import type { NodeType } from '../../../engine/nodes/types';
 import { ManualClock } from '../../../engine/runtime/clock';
+import { rowsIn } from '../../helpers/db-rows';
 import { tempEngine } from '../../helpers/temp-engine';
 
 /** Lets handlers started by the last turn settle (they run in microtasks and immediates). */
@@ -106,15 +107,13 @@ describe('deadlines shared by many instances', () => {
       await engine.tick();
       await settle();
     }
-    const late = engine.db.raw
-      .prepare(`SELECT count(*) AS n FROM node_state s JOIN instance i ON i.id = s.instance_id WHERE s.started_at >= i.deadline_at`)
-      .get() as { n: number };
-    expect(late.n).toBe(0);
+    const [late] = await rowsIn<{ n: number }>(ctx.file, `SELECT count(*) AS n FROM node_state s JOIN instance i ON i.id = s.instance_id WHERE s.started_at >= i.deadline_at`);
+    expect(late?.n).toBe(0);
     const ended = await Promise.all(ids.map((id) => engine.getInstance(id)));
     expect(new Set(ended.map((i) => i.status))).toEqual(new Set(['FAILED']));
     expect(new Set(ended.map((i) => (i.error as { code?: string } | undefined)?.code))).toEqual(new Set(['DEADLINE_EXCEEDED']));
     // Each entry node's completion is recorded; nothing after it started.
     expect(new Set(ended.map((i) => i.nodes.map((n) => n.status).join(',')))).toEqual(new Set(['COMPLETED,CANCELLED,CANCELLED,CANCELLED']));
-    expect(engine.db.raw.prepare(`SELECT count(*) AS n FROM schedule`).get()).toEqual({ n: 0 });
+    expect(await rowsIn(ctx.file, `SELECT count(*) AS n FROM schedule`)).toEqual([{ n: 0 }]);
   });
 });

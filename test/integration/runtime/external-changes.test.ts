@@ -1,4 +1,4 @@
-// Another process (here: a second Engine on the same file, as `npx runnel demo --db` or `deploy`
+// Another process (here: a second Engine on the same database, as `npx runnel demo --db` or `deploy`
 // would be) commits changes the first engine never sees as events; `watchExternalChanges` turns
 // them into one `store.changed` event, and the host's batcher forwards it at most once per batch.
 import fs from 'node:fs';
