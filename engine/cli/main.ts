@@ -17,6 +17,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { addActionCommands } from './commands/actions';
+import { addCopyCommand } from './commands/copy';
 import { addDatabaseCommands } from './commands/database';
 import { addInstanceCommands } from './commands/instances';
 import { addMaintenanceCommands } from './commands/maintenance';
@@ -45,6 +46,7 @@ export function buildProgram(run: CliRun): Command {
     .configureOutput({ writeOut: (s) => io.stdout(s), writeErr: (s) => io.stderr(s) })
     .exitOverride();
   addDatabaseCommands(program, run);
+  addCopyCommand(program, run);
   addWorkflowCommands(program, run);
   addInstanceCommands(program, run);
   addWorkCommands(program, run);
