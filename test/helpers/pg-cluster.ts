@@ -75,6 +75,14 @@ async function freePort(): Promise<number> {
   });
 }
 
+/** Options of {@link startPgCluster}. */
+export interface PgClusterOptions {
+  /** Addresses the server listens on (default only 127.0.0.1, which stays the URL's host). */
+  listenAddresses?: readonly string[];
+  /** Networks (CIDR, e.g. `10.231.0.0/16`) whose clients are trusted, on top of loopback. */
+  trustNetworks?: readonly string[];
+}
+
 /**
  * Creates and starts a cluster (about 2 s). The superuser is `runnel`, authentication is trust,
  * the encoding UTF8 with the C locale.
@@ -82,7 +90,7 @@ async function freePort(): Promise<number> {
  * @throws Error when the binaries are missing (the message says how to install them) or the
  *   server does not start (the message carries the end of its log).
  */
-export async function startPgCluster(): Promise<PgCluster> {
+export async function startPgCluster(options: PgClusterOptions = {}): Promise<PgCluster> {
   const bin = pgBinDir();
   const tool = (name: string) => (bin === '' ? name : path.join(bin, name));
   if (bin === '' && !commandExists('initdb')) {
@@ -122,13 +130,18 @@ export async function startPgCluster(): Promise<PgCluster> {
   };
   try {
     await asOwner([tool('initdb'), '-D', data, '-A', 'trust', '-U', 'runnel', '-E', 'UTF8', '--locale=C', '--no-sync']);
+    if (options.trustNetworks?.length) {
+      // Appended as the owner would: the file stays the owner's (root writes it in place).
+      fs.appendFileSync(path.join(data, 'pg_hba.conf'), options.trustNetworks.map((n) => `host all all ${n} trust\n`).join(''));
+    }
+    const listen = (options.listenAddresses ?? ['127.0.0.1']).join(',');
     // A free port may be taken between the probe and the server's bind: try a few.
     for (let attempt = 1; ; attempt++) {
       const port = await freePort();
       const options = [
         `-p ${port}`,
         `-k ${dir}`,
-        '-c listen_addresses=127.0.0.1',
+        `-c listen_addresses=${listen}`,
         '-c fsync=off',
         '-c synchronous_commit=off',
         '-c full_page_writes=off',

@@ -55,18 +55,24 @@ export interface SpawnWorkerOptions {
   exitWhenIdle?: boolean;
   synchronous?: 'FULL' | 'NORMAL';
   env?: Record<string, string>;
+  /** A network namespace to run it in (test/helpers/netns.ts: a host of its own). */
+  netns?: string;
 }
 
 const alive = new Set<Child>();
 
 /**
  * Runs `node --import tsx <script> ...args` from the repository root with `env` added to this
- * process's environment (RUNNEL_FAULTS removed unless given).
+ * process's environment (RUNNEL_FAULTS removed unless given), in the network namespace `netns`
+ * when given (root only).
  */
-export function spawnScript(script: string, args: string[] = [], env: Record<string, string> = {}): Child {
+export function spawnScript(script: string, args: string[] = [], env: Record<string, string> = {}, netns?: string): Child {
   const base: NodeJS.ProcessEnv = { ...process.env };
   delete base.RUNNEL_FAULTS;
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+  const argv = [process.execPath, '--import', 'tsx', script, ...args];
+  // `ip netns exec` execs the command in the namespace: the child's pid is the node process's own.
+  const [command, ...rest] = netns === undefined ? argv : ['ip', 'netns', 'exec', netns, ...argv];
+  const child = spawn(command as string, rest, {
     cwd: REPO_ROOT,
     env: { ...base, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -113,7 +119,7 @@ export function spawnWorker(opts: SpawnWorkerOptions): WorkerChild {
     ...(opts.synchronous === undefined ? {} : { RUNNEL_SYNCHRONOUS: opts.synchronous }),
     ...opts.env,
   };
-  const c = spawnScript(WORKER_ENTRY, [], env);
+  const c = spawnScript(WORKER_ENTRY, [], env, opts.netns);
   const ready = new Promise<number>((resolve, reject) => {
     const onData = () => {
       const m = /RUNNEL_WORKER_READY (\d+)/.exec(c.stdout());
