@@ -6,6 +6,7 @@
  */
 import { useEffect } from 'react';
 import { runCommand, type FileAccess } from './commands';
+import { ConnectDatabase } from './components/ConnectDatabase';
 import { Sidebar } from './components/Sidebar';
 import { StatusBar } from './components/StatusBar';
 import { Toasts } from './components/Toasts';
@@ -83,6 +84,7 @@ export function App({ files }: { files: FileAccess }) {
         </div>
         <StatusBar />
         <Toasts />
+        <ConnectDatabase />
         <Notifications />
       </div>
     </MonitorProvider>
