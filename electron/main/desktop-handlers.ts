@@ -1,5 +1,5 @@
 /**
- * Handlers of the desktop-only channels (`file:openWorkflow`, `file:saveWorkflow`, `app:info`, `app:notify`)
+ * Handlers of the desktop-only channels (`file:openWorkflow`, `file:saveWorkflow`, `app:openDatabase`, `app:info`, `app:notify`)
  * over injected dialogs and file access, and their dispatcher (parse first, errors as data).
  *
  * No `electron` import: `main.ts` passes `dialog.showOpenDialog` and friends bound to the window;
@@ -7,6 +7,7 @@
  */
 import path from 'node:path';
 import { err, LIMITS, ok, type Result } from '../../engine/api/contract';
+import { EngineError } from '../../engine/errors';
 import { desktopContract, isDesktopChannel, type DesktopHandlers } from '../shared/desktop-contract';
 
 /** What the desktop handlers need from the outside world. */
@@ -23,6 +24,13 @@ export interface DesktopDeps {
   writeText(file: string, text: string): Promise<void>;
   /** The database in use. */
   dbPath(): string;
+  /**
+   * Restarts the engine on `location` (a file or a PostgreSQL URL), reopening the previous one
+   * on failure; resolves with where it is now (a URL without its password).
+   *
+   * @throws the engine's open error (an EngineError with its code).
+   */
+  openDatabase(location: string): Promise<string>;
   /** `app.getVersion()`. */
   version: string;
   /** `process.platform`. */
@@ -67,6 +75,7 @@ export function createDesktopHandlers(deps: DesktopDeps): DesktopHandlers {
       await deps.writeText(file, input.text);
       return { canceled: false as const, path: file };
     },
+    'app:openDatabase': async ({ location }) => ({ location: await deps.openDatabase(location) }),
     'app:info': () => Promise.resolve({ dbPath: deps.dbPath(), version: deps.version, platform: deps.platform }),
     'app:notify': async (input) => ({ clicked: deps.notify ? await deps.notify(input) : false }),
   };
@@ -88,6 +97,8 @@ export async function dispatchDesktop(handlers: DesktopHandlers, channel: string
     return ok(await (handlers[channel] as (input: unknown) => Promise<unknown>)(parsed.data));
   } catch (error) {
     if (error instanceof DesktopError) return err(error.code, error.message);
+    // The engine's own errors (opening a database) keep their code.
+    if (error instanceof EngineError) return err(error.code, error.message);
     return err('INTERNAL', `${channel}: ${error instanceof Error ? error.message : String(error)}`);
   }
 }

@@ -14,6 +14,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { app, BrowserWindow, dialog, Notification } from 'electron';
+import { isPostgresUrl, redactUrl } from '../../engine/db/postgres/errors';
 import { electronNativeBinding } from '../native-binding';
 import { createDesktopHandlers } from './desktop-handlers';
 import { EngineHost } from './engine-host';
@@ -56,7 +57,32 @@ async function startEngine(dbPath: string): Promise<EngineHost> {
   });
 }
 
-/** Swaps the engine onto another database file; on failure the previous file is reopened. */
+/** `location` as the window shows it: a URL without its password, a file as it is. */
+const redactLocation = (location: string): string => (isPostgresUrl(location) ? redactUrl(location) : location);
+
+/**
+ * Swaps the engine onto `location` (a file or a PostgreSQL URL) and remembers it; on failure the
+ * previous database is reopened and the error rethrown. Resolves with where the engine is now.
+ */
+async function switchDatabase(location: string): Promise<string> {
+  if (location === host?.dbPath) return location;
+  const owner = mainWindow && !mainWindow.isDestroyed() ? mainWindow : undefined;
+  const previous = host?.dbPath;
+  await host?.close();
+  host = undefined;
+  try {
+    host = await startEngine(location);
+    writeSettings(app.getPath('userData'), { ...readSettings(app.getPath('userData')), databasePath: location });
+  } catch (error) {
+    if (previous !== undefined) host = await startEngine(previous);
+    throw error;
+  } finally {
+    sendCommand(owner, 'database.changed');
+  }
+  return location;
+}
+
+/** File → Open database…: the native dialog, then {@link switchDatabase}; a failure is shown in a box. */
 async function openDatabase(): Promise<void> {
   const owner = mainWindow && !mainWindow.isDestroyed() ? mainWindow : undefined;
   const options = {
@@ -70,18 +96,12 @@ async function openDatabase(): Promise<void> {
   };
   const chosen = owner ? await dialog.showOpenDialog(owner, options) : await dialog.showOpenDialog(options);
   const file = chosen.filePaths[0];
-  if (chosen.canceled || file === undefined || file === host?.dbPath) return;
-  const previous = host?.dbPath;
-  await host?.close();
-  host = undefined;
+  if (chosen.canceled || file === undefined) return;
   try {
-    host = await startEngine(file);
-    writeSettings(app.getPath('userData'), { ...readSettings(app.getPath('userData')), databasePath: file });
+    await switchDatabase(file);
   } catch (error) {
     dialog.showErrorBox('Runnel: cannot open the database', `${file}\n\n${error instanceof Error ? error.message : String(error)}`);
-    if (previous !== undefined) host = await startEngine(previous);
   }
-  sendCommand(owner, 'database.changed');
 }
 
 async function shutdown(): Promise<void> {
@@ -120,7 +140,8 @@ async function ready(): Promise<void> {
       readText: (file) => fs.readFile(file, 'utf8'),
       fileSize: async (file) => (await fs.stat(file)).size,
       writeText: (file, text) => fs.writeFile(file, text, 'utf8'),
-      dbPath: () => host?.dbPath ?? '',
+      dbPath: () => (host ? redactLocation(host.dbPath) : ''),
+      openDatabase: async (location) => redactLocation(await switchDatabase(location)),
       version: app.getVersion(),
       platform: process.platform,
       notify: ({ title, body }) =>
@@ -153,6 +174,7 @@ async function ready(): Promise<void> {
       importWorkflow: () => sendCommand(mainWindow, 'workflow.import'),
       exportWorkflow: () => sendCommand(mainWindow, 'workflow.export'),
       openDatabase: () => void openDatabase(),
+      connectDatabase: () => sendCommand(mainWindow, 'database.connect'),
       showView: (view) => sendCommand(mainWindow, `view.${view}`),
       quit: () => app.quit(),
     },

@@ -52,6 +52,8 @@ export interface MenuActions {
   importWorkflow(): void;
   exportWorkflow(): void;
   openDatabase(): void;
+  /** Asks for a PostgreSQL URL (in the window: the renderer's dialog) and moves the app onto it. */
+  connectDatabase(): void;
   showView(view: 'designer' | 'instances' | 'dashboard'): void;
   quit(): void;
 }
@@ -85,6 +87,7 @@ export function buildMenuTemplate(actions: MenuActions, options: MenuOptions): M
       { id: 'new', label: 'New Workflow', accelerator: 'CmdOrCtrl+N', click: () => actions.newWorkflow() },
       { id: 'open', label: 'Open Workflow…', accelerator: 'CmdOrCtrl+O', click: () => actions.importWorkflow() },
       { id: 'open-database', label: 'Open Database…', accelerator: 'CmdOrCtrl+Shift+O', click: () => actions.openDatabase() },
+      { id: 'connect-database', label: 'Connect to PostgreSQL…', click: () => actions.connectDatabase() },
       separator,
       { id: 'export', label: 'Export Workflow…', accelerator: 'CmdOrCtrl+E', click: () => actions.exportWorkflow() },
       ...(mac ? [] : [separator, quit]),

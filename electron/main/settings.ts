@@ -10,7 +10,7 @@ import path from 'node:path';
 
 /** The persisted settings. Unknown keys are kept as they are. */
 export interface DesktopSettings {
-  /** Absolute path of the database chosen last with File → Open database…. */
+  /** The database chosen last (File → Open database…: an absolute path; Connect to PostgreSQL…: its URL). */
   databasePath?: string;
   [key: string]: unknown;
 }
@@ -45,7 +45,7 @@ export function writeSettings(userDataDir: string, settings: DesktopSettings): v
 
 /**
  * The database the app opens, first match wins:
- * 1. `--db=FILE` or `--db FILE` on the command line (relative to `cwd`);
+ * 1. `--db=FILE` or `--db FILE` on the command line (relative to `cwd`; a `postgres://` URL as given);
  * 2. the `RUNNEL_DB` environment variable;
  * 3. the last choice of File → Open database… (`settings.databasePath`);
  * 4. `<userDataDir>/runnel.db`.
@@ -58,13 +58,15 @@ export function resolveDatabasePath(options: {
   cwd: string;
 }): string {
   const { argv, env, settings, userDataDir, cwd } = options;
+  // A PostgreSQL URL is kept as given; a file is made absolute.
+  const at = (given: string): string => (/^postgres(ql)?:\/\//i.test(given) ? given : path.resolve(cwd, given));
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
-    if (arg.startsWith('--db=') && arg.length > 5) return path.resolve(cwd, arg.slice(5));
+    if (arg.startsWith('--db=') && arg.length > 5) return at(arg.slice(5));
     const next = argv[i + 1];
-    if (arg === '--db' && next !== undefined && !next.startsWith('--')) return path.resolve(cwd, next);
+    if (arg === '--db' && next !== undefined && !next.startsWith('--')) return at(next);
   }
-  if (env.RUNNEL_DB) return path.resolve(cwd, env.RUNNEL_DB);
+  if (env.RUNNEL_DB) return at(env.RUNNEL_DB);
   if (typeof settings.databasePath === 'string' && settings.databasePath !== '') return settings.databasePath;
   return path.join(userDataDir, DEFAULT_DB_FILE);
 }

@@ -22,6 +22,8 @@ export const DESKTOP_COMMANDS = [
   'view.dashboard',
   /** The database file changed (File → Open database…): reload every list. */
   'database.changed',
+  /** Ask for a PostgreSQL URL and move the app onto it (File → Connect to PostgreSQL…, `app:openDatabase`). */
+  'database.connect',
 ] as const;
 
 /** One of {@link DESKTOP_COMMANDS}. */

@@ -36,6 +36,16 @@ export const desktopContract = {
     }),
     output: z.union([z.object({ canceled: z.literal(true) }), z.object({ canceled: z.literal(false), path: z.string() })]),
   },
+  /**
+   * Moves the app onto another database: a SQLite file path or a `postgres://` /
+   * `postgresql://` URL (File → Connect to PostgreSQL…). The engine restarts on it; on failure
+   * the previous database is reopened and the error answered (its code as the engine gave it:
+   * DATABASE_UNAVAILABLE, NOT_FOUND, …). Answers where it is now, a URL without its password.
+   */
+  'app:openDatabase': {
+    input: z.strictObject({ location: z.string().trim().min(1).max(4096) }),
+    output: z.object({ location: z.string() }),
+  },
   /** The database file in use and the app's version (the status bar shows them). */
   'app:info': {
     input: z.strictObject({}).default({}),

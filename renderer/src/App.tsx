@@ -7,6 +7,7 @@
  */
 import { useEffect } from 'react';
 import { runCommand, type FileAccess } from './commands';
+import { ConnectDatabase } from './components/ConnectDatabase';
 import { ConnectionBanner } from './components/ConnectionBanner';
 import { Sidebar } from './components/Sidebar';
 import { StatusBar } from './components/StatusBar';
@@ -86,6 +87,7 @@ export function App({ files }: { files: FileAccess }) {
         </div>
         <StatusBar />
         <Toasts />
+        <ConnectDatabase />
         <Notifications />
       </div>
     </MonitorProvider>

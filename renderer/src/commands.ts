@@ -71,5 +71,8 @@ export async function runCommand(command: DesktopCommand, stores: AppStores, fil
     case 'database.changed':
       // The client turns this into a resync; the stores reload there.
       return;
+    case 'database.connect':
+      // components/ConnectDatabase.tsx shows its dialog on this command.
+      return;
   }
 }

@@ -91,3 +91,31 @@ describe('EngineHost + engine worker', () => {
     await expect(EngineHost.start({ dbPath, workerUrl })).rejects.toThrow(/DATABASE_CORRUPT/);
   });
 });
+
+describe('EngineHost on PostgreSQL', () => {
+  it('given a postgres:// URL, the desktop engine worker runs an instance there to COMPLETED; a URL nobody answers is DATABASE_UNAVAILABLE', async () => {
+    const { tempPostgres } = await import('../../helpers/postgres');
+    const db = await tempPostgres();
+    const host = await EngineHost.start({ dbPath: db.url, workerUrl, pollIntervalMs: 10 });
+    cleanups.push(async () => {
+      await host.close();
+      await db.drop();
+    });
+    expect(host.dbPath).toBe(db.url);
+    await expect(host.invoke('workflow:save', { definition: quick })).resolves.toMatchObject({ ok: true });
+    const started = await host.invoke('instance:start', { workflow: 'host-quick' });
+    const id = started.ok ? (started.value as { id: number }).id : -1;
+    const deadline = Date.now() + 15_000;
+    let status = '';
+    while (status !== 'COMPLETED' && Date.now() < deadline) {
+      const r = await host.invoke('instance:get', { id });
+      status = r.ok ? (r.value as { status: string }).status : '';
+      await new Promise((res) => setTimeout(res, 20));
+    }
+    expect(status).toBe('COMPLETED');
+
+    const t0 = Date.now();
+    await expect(EngineHost.start({ dbPath: 'postgres://runnel@127.0.0.1:1/none', workerUrl, pollIntervalMs: 10 })).rejects.toThrow(/DATABASE_UNAVAILABLE: .*127\.0\.0\.1:1/);
+    console.log(`refused in ${Date.now() - t0} ms`);
+  });
+});

@@ -2,6 +2,7 @@
 // files and notifications.
 import { describe, expect, it } from 'vitest';
 import { LIMITS } from '../../../engine/api/contract';
+import { EngineError } from '../../../engine/errors';
 import { createDesktopHandlers, dispatchDesktop, type DesktopDeps } from '../../../electron/main/desktop-handlers';
 
 function deps(over: Partial<DesktopDeps> = {}): DesktopDeps & { written: Array<[string, string]> } {
@@ -17,6 +18,7 @@ function deps(over: Partial<DesktopDeps> = {}): DesktopDeps & { written: Array<[
       return Promise.resolve();
     },
     dbPath: () => '/home/u/.config/Runnel/runnel.db',
+    openDatabase: (location) => Promise.resolve(location.replace(':secret@', '@')),
     version: '0.1.0',
     platform: 'linux',
     ...over,
@@ -76,6 +78,29 @@ describe('desktop channels', () => {
       ok: false,
       error: { code: 'INTERNAL', message: 'file:saveWorkflow: EACCES: permission denied' },
     });
+  });
+
+  it('app:openDatabase moves the app onto a location and answers where it is; the engine\'s open error keeps its code; an empty location is BAD_REQUEST', async () => {
+    const opened: string[] = [];
+    const h = createDesktopHandlers(
+      deps({
+        openDatabase: (location) => {
+          opened.push(location);
+          if (location.includes('down')) return Promise.reject(new EngineError('DATABASE_UNAVAILABLE', 'cannot reach postgres://u@down:5432/runnel'));
+          return Promise.resolve(location.replace(':secret@', '@'));
+        },
+      }),
+    );
+    await expect(dispatchDesktop(h, 'app:openDatabase', { location: ' postgres://u:secret@db:5432/runnel ' })).resolves.toEqual({
+      ok: true,
+      value: { location: 'postgres://u@db:5432/runnel' },
+    });
+    await expect(dispatchDesktop(h, 'app:openDatabase', { location: 'postgres://u@down:5432/runnel' })).resolves.toMatchObject({
+      ok: false,
+      error: { code: 'DATABASE_UNAVAILABLE', message: 'cannot reach postgres://u@down:5432/runnel' },
+    });
+    await expect(dispatchDesktop(h, 'app:openDatabase', { location: '  ' })).resolves.toMatchObject({ ok: false, error: { code: 'BAD_REQUEST' } });
+    expect(opened).toEqual(['postgres://u:secret@db:5432/runnel', 'postgres://u@down:5432/runnel']);
   });
 
   it('app:info answers the database in use; an unknown channel is UNKNOWN_CHANNEL', async () => {

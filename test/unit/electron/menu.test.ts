@@ -10,6 +10,7 @@ function actions(): MenuActions & { calls: string[] } {
     importWorkflow: () => calls.push('import'),
     exportWorkflow: () => calls.push('export'),
     openDatabase: () => calls.push('open-database'),
+    connectDatabase: () => calls.push('connect-database'),
     showView: (v) => calls.push(`view:${v}`),
     quit: () => calls.push('quit'),
   };
@@ -20,7 +21,7 @@ function all(template: readonly MenuItemSpec[]): MenuItemSpec[] {
 }
 
 describe('buildMenuTemplate', () => {
-  it('given Linux, File holds New, Open, Open database, Export and Quit with their shortcuts, each calling its action', () => {
+  it('given Linux, File holds New, Open, Open database, Connect to PostgreSQL, Export and Quit with their shortcuts, each calling its action', () => {
     const a = actions();
     const template = buildMenuTemplate(a, { platform: 'linux', appName: 'Runnel', devTools: true });
     expect(template.map((m) => m.label)).toEqual(['File', 'Edit', 'View', 'Window']);
@@ -29,11 +30,12 @@ describe('buildMenuTemplate', () => {
       ['New Workflow', 'CmdOrCtrl+N'],
       ['Open Workflow…', 'CmdOrCtrl+O'],
       ['Open Database…', 'CmdOrCtrl+Shift+O'],
+      ['Connect to PostgreSQL…', undefined],
       ['Export Workflow…', 'CmdOrCtrl+E'],
       ['Quit', 'CmdOrCtrl+Q'],
     ]);
-    for (const id of ['new', 'open', 'open-database', 'export', 'quit']) findMenuItem(template, id)?.click?.();
-    expect(a.calls).toEqual(['new', 'import', 'open-database', 'export', 'quit']);
+    for (const id of ['new', 'open', 'open-database', 'connect-database', 'export', 'quit']) findMenuItem(template, id)?.click?.();
+    expect(a.calls).toEqual(['new', 'import', 'open-database', 'connect-database', 'export', 'quit']);
   });
 
   it('given macOS, puts Quit in the app menu (once) and keeps File without it', () => {

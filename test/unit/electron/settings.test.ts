@@ -20,6 +20,14 @@ describe('resolveDatabasePath', () => {
     expect(resolveDatabasePath({ ...base, settings: { databasePath: '/data/chosen.db' } })).toBe('/data/chosen.db');
   });
 
+  it('keeps a PostgreSQL URL as given from --db, RUNNEL_DB or the remembered choice (not a path)', () => {
+    const url = 'postgres://runnel@db.example:5432/runnel';
+    expect(resolveDatabasePath({ ...base, argv: ['electron', '.', `--db=${url}`] })).toBe(url);
+    expect(resolveDatabasePath({ ...base, argv: ['electron', '.', '--db', 'postgresql://u@h/d'] })).toBe('postgresql://u@h/d');
+    expect(resolveDatabasePath({ ...base, env: { RUNNEL_DB: url } })).toBe(url);
+    expect(resolveDatabasePath({ ...base, settings: { databasePath: url } })).toBe(url);
+  });
+
   it('ignores a dangling --db and an empty remembered path', () => {
     expect(resolveDatabasePath({ ...base, argv: ['electron', '.', '--db'], settings: { databasePath: '' } })).toBe('/home/u/.config/Runnel/runnel.db');
     expect(resolveDatabasePath({ ...base, argv: ['electron', '.', '--db', '--other'] })).toBe('/home/u/.config/Runnel/runnel.db');
