@@ -6,11 +6,9 @@
  * Every task runs in its own child process (a fresh heap, its own peak RSS), one at a time: the
  * machine is small and noisy, so each target is a ratio to a raw figure from the same run.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import type { Task } from './child';
 import type { DesignerOpen } from './designer';
@@ -18,8 +16,8 @@ import type { EngineFootprint, EngineOpenLoop, EngineThroughput } from './engine
 import type { RawFootprint, RawOpenLoop, RawThroughput, Sync } from './raw';
 import { Latency, nowMs, removeDb, sleep, type LatencySummary } from './stats';
 import { formatReport, type Report, type StatementsRun } from './report';
+import { lineOf, ROOT, spawnNode } from './processes';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const RESULTS = path.join(ROOT, 'bench', 'results');
 const WORK = path.join(RESULTS, `work-${process.pid}`);
 
@@ -68,46 +66,6 @@ function log(message: string): void {
   process.stderr.write(`[bench ${((nowMs() - started) / 1000).toFixed(1).padStart(5)} s] ${message}\n`);
 }
 const started = nowMs();
-
-interface ChildRun {
-  stdout: string;
-  write(line: string): void;
-  exited: Promise<number | null>;
-  kill(signal?: NodeJS.Signals): void;
-}
-
-/** Spawns `node --import tsx <script> ...args` from the repository root. */
-function spawnNode(script: string, args: string[]): ChildRun {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
-    cwd: ROOT,
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  const run: ChildRun = {
-    stdout: '',
-    write: (line) => child.stdin.write(`${line}\n`),
-    exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))),
-    kill: (signal = 'SIGKILL') => child.kill(signal),
-  };
-  child.stdout.setEncoding('utf8').on('data', (d: string) => (run.stdout += d));
-  child.stderr.setEncoding('utf8').on('data', (d: string) => process.stderr.write(d));
-  return run;
-}
-
-/** Waits until the child printed a line starting with `marker`; returns the rest of that line. */
-async function lineOf(run: ChildRun, marker: string, what: string): Promise<string> {
-  for (;;) {
-    const at = run.stdout.indexOf(`${marker}`);
-    if (at >= 0) {
-      const end = run.stdout.indexOf('\n', at);
-      if (end >= 0) return run.stdout.slice(at + marker.length, end).trim();
-    }
-    const exited = await Promise.race([
-      run.exited.then(() => true),
-      new Promise<false>((r) => setTimeout(() => r(false), 10)),
-    ]);
-    if (exited && !run.stdout.includes(marker)) throw new Error(`bench: ${what} exited without ${marker}`);
-  }
-}
 
 /** Runs one task in a child process and returns its result. */
 async function task<T>(t: Task, what: string): Promise<T> {
