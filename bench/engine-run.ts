@@ -4,8 +4,7 @@
  * its events, as a host would see them.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import type { SqliteEngine} from '../engine/api/index';
-import { Engine, type EngineEvent, type EngineOptions } from '../engine/api/index';
+import { type EngineEvent, type EngineOptions, SqliteEngine } from '../engine/api/index';
 import type { RunnelDb } from '../engine/db/open-database';
 import type { WorkflowInput } from '../engine/dsl/schema';
 import { benchRegistry, benchVariables, HOLD, LINEAR, TRANSITIONS_PER_INSTANCE } from './workflows';
@@ -18,7 +17,7 @@ export function openEngine(
   sync: Sync,
   options: Pick<EngineOptions, 'concurrency' | 'pollIntervalMs' | 'walAutocheckpoint'> = {},
 ): SqliteEngine {
-  return Engine.open(file, { synchronous: sync, registry: benchRegistry(), ...options });
+  return SqliteEngine.open(file, { synchronous: sync, registry: benchRegistry(), ...options });
 }
 
 /**

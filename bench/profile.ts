@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { Engine } from '../engine/api/index';
+import { SqliteEngine } from '../engine/api/index';
 import { engineOpenLoop, engineThroughput } from './engine-run';
 import { openRaw, rawClosedLoop, rawOpenLoop, rawPattern, seedMany, type Sync } from './raw';
 import { benchRegistry, LINEAR, LINEAR4 } from './workflows';
@@ -46,7 +46,7 @@ const dir = path.join('bench', 'results');
 fs.mkdirSync(dir, { recursive: true });
 const file = path.join(dir, `profile-${process.pid}.db`);
 removeDb(file);
-const engine = Engine.open(file, { synchronous: sync, registry: benchRegistry() });
+const engine = SqliteEngine.open(file, { synchronous: sync, registry: benchRegistry() });
 // Time checkpoints: the WAL autocheckpoint runs inside a commit, so time every write that shrank
 // nothing but took long; wal_checkpoint itself is timed below on the same file.
 const r = await engineThroughput(engine, sync, LINEAR, n);
@@ -140,7 +140,7 @@ for (const mode of ['closed', 'open'] as const) {
   await walCase(
     `engine, ${mode === 'closed' ? 'closed loop (3,000 × linear)' : 'open loop, 1,000 inst/s, 2 s'}`,
     async () => {
-      const e = Engine.open(file, { synchronous: sync, registry: benchRegistry(), walAutocheckpoint: 0 });
+      const e = SqliteEngine.open(file, { synchronous: sync, registry: benchRegistry(), walAutocheckpoint: 0 });
       const r =
         mode === 'closed'
           ? await engineThroughput(e, sync, LINEAR, 3000)
@@ -178,7 +178,7 @@ for (const mode of ['closed', 'open'] as const) {
 // Bytes per table (dbstat) for a 4-node footprint run.
 const fpFile = path.join(dir, `profile-fp-${process.pid}.db`);
 removeDb(fpFile);
-const fpEngine = Engine.open(fpFile, { synchronous: 'NORMAL', registry: benchRegistry() });
+const fpEngine = SqliteEngine.open(fpFile, { synchronous: 'NORMAL', registry: benchRegistry() });
 const { engineFootprint } = await import('./engine-run');
 const fp = await engineFootprint(fpEngine, LINEAR4, 2000);
 console.log(

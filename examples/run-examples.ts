@@ -13,8 +13,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { SqliteEngine } from '../engine/runtime/engine';
 import { Engine } from '../engine/runtime/engine';
+import { isPostgresUrl } from '../engine/db/postgres/errors';
 import { createDefaultRegistry } from '../engine/nodes/index';
 import { parseWorkflowText } from '../engine/dsl/parse';
 import { startDeviceServer, type DeviceFate, type DeviceFleetServer } from './device-server';
@@ -115,7 +115,7 @@ export interface DemoSummary {
   report: string;
 }
 
-type Instance = Awaited<ReturnType<SqliteEngine['getInstance']>>;
+type Instance = Awaited<ReturnType<Engine['getInstance']>>;
 
 const EXPECTED_OTA: Record<DeviceFate, string> = {
   upgrade: 'COMPLETED (upgraded)',
@@ -219,7 +219,7 @@ function tally(t: WorkflowTally, inst: Instance): boolean {
   }
 }
 
-async function deployExample(engine: SqliteEngine, file: string): Promise<{ name: string; version: number }> {
+async function deployExample(engine: Engine, file: string): Promise<{ name: string; version: number }> {
   const raw = parseWorkflowText(await fs.promises.readFile(file, 'utf8'), file);
   const r = await engine.deploy(raw);
   return { name: r.name, version: r.version };
@@ -288,12 +288,12 @@ export async function runExamples(
   const t0 = Date.now();
   const say = options.progress ?? (() => undefined);
   const size = options.devices ?? 20;
+  // Beside the database file; for a PostgreSQL database, in the working directory.
   const outputFile = path.resolve(
     options.pipelineOutput ??
-      path.join(
-        path.dirname(path.resolve(options.db)),
-        `${path.basename(options.db).replace(/\.db$/, '')}.orders.db`,
-      ),
+      (isPostgresUrl(options.db)
+        ? 'runnel.orders.db'
+        : path.join(path.dirname(path.resolve(options.db)), `${path.basename(options.db).replace(/\.db$/, '')}.orders.db`)),
   );
   const fleet = await startDeviceServer({ size });
   const startVersions = new Map([...fleet.devices.values()].map((d) => [d.id, d.version]));

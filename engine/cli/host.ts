@@ -114,11 +114,11 @@ export async function openHost(
     ...(o.readOnly ? { readonly: true } : {}),
     ...extra,
   });
-  if (access !== 'read' && engine.db.readonly) {
+  if (access !== 'read' && engine.storage.readonly) {
     await engine.close();
     throw new EngineError(
       'DATABASE_READONLY',
-      `${engine.db.file} is open read-only (${o.readOnly ? '--read-only was given' : 'the file or its directory is not writable'}), and this command changes it; list, show and export still work`,
+      `${engine.storage.location} is open read-only (${o.readOnly ? '--read-only was given' : 'the file or its directory is not writable'}), and this command changes it; list, show and export still work`,
       { retryable: false },
     );
   }

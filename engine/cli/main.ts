@@ -2,7 +2,7 @@
  * The `runnel` command line: one host of the engine, like the desktop app and the browser host.
  * Its data operations are calls of the API contract through `dispatch` (engine/cli/host.ts).
  *
- * Every command takes `--db FILE` (default `./runnel.db`), `--json` (machine-readable output on
+ * Every command takes `--db FILE|URL` (a SQLite file or a `postgres://` URL; default `RUNNEL_DB`, else `./runnel.db`), `--json` (machine-readable output on
  * stdout, no progress on stderr) and `--sync full|normal`; exit codes are in
  * engine/cli/exit-codes.ts. Errors print `error: <CODE>: message` on stderr, never a stack trace
  * for user errors. Files are read and checked, flags parsed and `run`'s variables checked before

@@ -7,6 +7,7 @@ import os from 'node:os';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { LIMITS } from '../api/contract';
 import { EngineError } from '../errors';
+import { isPostgresUrl, redactUrl } from '../db/postgres/errors';
 import { readTextFile } from './files';
 import type { CliIo } from './output';
 
@@ -115,10 +116,22 @@ export async function parseVariables(opts: { vars?: string; varsFile?: string })
   return out;
 }
 
-/** Adds the options every command takes: `--db`, `--json`, `--sync`, `--plugin`, `--read-only`. */
+/** `--db` as messages and suggested commands show it: a PostgreSQL URL without its password. */
+export function shownDb(db: string): string {
+  return isPostgresUrl(db) ? redactUrl(db) : db;
+}
+
+/**
+ * Adds the options every command takes: `--db` (a file or a PostgreSQL URL; default `RUNNEL_DB`,
+ * else `./runnel.db`), `--json`, `--sync`, `--plugin`, `--read-only`.
+ */
 export function common(cmd: Command): Command {
   return cmd
-    .option('--db <file>', 'database file', './runnel.db')
+    .addOption(
+      new Option('--db <file|url>', 'database: a SQLite file, or a postgres://user@host:port/db URL (PostgreSQL)')
+        .env('RUNNEL_DB')
+        .default('./runnel.db'),
+    )
     .option('--json', 'machine-readable output on stdout (no progress)')
     .addOption(
       new Option(

@@ -6,7 +6,7 @@ import type { Engine, EngineEvent } from '../api';
 import type { InstanceDetail } from '../api/contract';
 import { ExitCode, exitCodeForStatus } from './exit-codes';
 import { workUntil, type Call } from './host';
-import type { CliRun, CommonOptions } from './options';
+import { shownDb, type CliRun, type CommonOptions } from './options';
 import { Progress, errorText, json, shellQuote, short, table } from './output';
 
 /** What an instance's `suspension` holds (engine/runtime/state-machine.ts `Suspension`). */
@@ -132,10 +132,10 @@ export async function waitAndReport(engine: Engine, call: Call, id: number, o: C
   }
   const inst = await call('instance:get', { id });
   if (o.json) json(run.io, inst);
-  else run.io.stdout(await describeInstance(call, inst, o.db));
+  else run.io.stdout(await describeInstance(call, inst, shownDb(o.db)));
   if (!settled) {
     run.io.stderr(
-      `interrupted: instance ${id} is ${inst.status}; a worker carries it on (npx runnel worker --db ${shellQuote(o.db)})\n`,
+      `interrupted: instance ${id} is ${inst.status}; a worker carries it on (npx runnel worker --db ${shellQuote(shownDb(o.db))})\n`,
     );
     return ExitCode.INTERRUPTED;
   }

@@ -12,6 +12,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { EngineError } from '../errors';
 import { migrate, SCHEMA_VERSION } from './migrations/index';
+import { isPostgresUrl, redactUrl } from './postgres/errors';
 import { damageFound, databaseError, recordDamage, recoveryAdvice } from './damage';
 
 /** SQLite's `synchronous` levels that Runnel supports. */
@@ -252,11 +253,16 @@ export function describeFileKind(stat: fs.Stats): string {
  * only read by writing beside it (a WAL file in a read-only directory) passes: {@link openDatabase}
  * then says what is wrong in full.
  *
+ * A PostgreSQL URL (`postgres://…`) is no path: it is not probed here (connecting checks it,
+ * engine/db/postgres/storage.ts) and answers `{ file: <the URL without its password>, exists: true }`
+ * (Runnel never creates a database on a server).
+ *
  * @throws EngineError NOT_FOUND (missing file or directory), INVALID_INPUT (not a regular file),
  *   DATABASE_CORRUPT (empty when it must exist, not SQLite, or not a Runnel database), all of
  *   kind `user`.
  */
 export function probeDatabase(file: string, options: { mustExist?: boolean; nativeBinding?: string } = {}): DatabaseProbe {
+  if (isPostgresUrl(file)) return { file: redactUrl(file), exists: true };
   const resolved = path.resolve(file);
   const stat = fs.statSync(resolved, { throwIfNoEntry: false });
   if (!stat) {

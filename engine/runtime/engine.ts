@@ -11,6 +11,8 @@ import { EngineError } from '../errors';
 import { isTerminal } from '../vocabulary';
 import type { RunnelDb } from '../db/open-database';
 import { openSqliteStorage, type SqliteStorage, type SqliteStorageOptions } from '../db/sqlite-storage';
+import { isPostgresUrl } from '../db/postgres/errors';
+import { openPostgresStorage, type PostgresStorageOptions } from '../db/postgres/storage';
 import type { InstanceFilter, StorageBackend } from '../store/port';
 import type { WorkflowInput } from '../dsl/schema';
 import { checkVariables } from '../dsl/input-schema';
@@ -34,7 +36,7 @@ export { diffVariables, type VariablesDiff } from './state-machine/manual';
 export type { Suspension } from '../store/queries';
 
 /** Options of {@link Engine.open}. */
-export interface EngineOptions extends SqliteStorageOptions, Partial<WorkerOptions> {
+export interface EngineOptions extends SqliteStorageOptions, Omit<PostgresStorageOptions, keyof SqliteStorageOptions>, Partial<WorkerOptions> {
   /** Node types; default: the built-ins. */
   registry?: NodeRegistry;
   /** Time source; default the wall clock. Tests pass a ManualClock or OffsetClock. */
@@ -64,7 +66,7 @@ export class Engine {
   private readonly opts: WorkerOptions;
   private readonly ctx: RuntimeContext;
 
-  constructor(storage: StorageBackend, options: Omit<EngineOptions, keyof SqliteStorageOptions> = {}) {
+  constructor(storage: StorageBackend, options: Omit<EngineOptions, keyof SqliteStorageOptions | keyof PostgresStorageOptions> = {}) {
     this.storage = storage;
     this.registry = options.registry ?? createDefaultRegistry();
     this.clock = options.clock ?? systemClock;
@@ -94,12 +96,17 @@ export class Engine {
   }
 
   /**
-   * Opens (creating and migrating if needed) the SQLite database `file` and builds an engine on it.
+   * Opens the database at `location` and builds an engine on it: a `postgres://` or
+   * `postgresql://` URL is a PostgreSQL database (engine/db/postgres/storage.ts: connected,
+   * migrated), anything else a SQLite file (created and migrated if needed; {@link SqliteEngine.open}).
    *
-   * @throws EngineError DATABASE_CORRUPT, DATABASE_NEWER, DATABASE_READONLY, NOT_FOUND (see openDatabase).
+   * @throws EngineError DATABASE_CORRUPT, DATABASE_NEWER, DATABASE_READONLY, NOT_FOUND (a missing
+   *   file, or a database the server does not have), DATABASE_UNAVAILABLE (the server refused or
+   *   cannot be reached; the password is never in the message).
    */
-  static open(file: string, options: EngineOptions = {}): SqliteEngine {
-    return new SqliteEngine(openSqliteStorage(file, options), options);
+  static open(location: string, options: EngineOptions = {}): Engine {
+    if (isPostgresUrl(location)) return new Engine(openPostgresStorage(location, options), options);
+    return SqliteEngine.open(location, options);
   }
 
   /** Listens to engine events (after commit). Returns the remover. */
@@ -450,8 +457,17 @@ export class SqliteEngine extends Engine {
   /** The open file (raw handle, checkpoints; tests and the benchmark read it directly). */
   readonly db: RunnelDb;
 
-  constructor(storage: SqliteStorage, options: Omit<EngineOptions, keyof SqliteStorageOptions> = {}) {
+  constructor(storage: SqliteStorage, options: Omit<EngineOptions, keyof SqliteStorageOptions | keyof PostgresStorageOptions> = {}) {
     super(storage, options);
     this.db = storage.db;
+  }
+
+  /**
+   * Opens (creating and migrating if needed) the SQLite database `file` and builds an engine on it.
+   *
+   * @throws EngineError DATABASE_CORRUPT, DATABASE_NEWER, DATABASE_READONLY, NOT_FOUND (see openDatabase).
+   */
+  static override open(file: string, options: EngineOptions = {}): SqliteEngine {
+    return new SqliteEngine(openSqliteStorage(file, options), options);
   }
 }

@@ -12,8 +12,7 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { build } from 'vite';
 import type { Result } from '../../engine/api/contract';
 import { createDefaultRegistry } from '../../engine/nodes/registry';
-import type { SqliteEngine } from '../../engine/runtime/engine';
-import { Engine } from '../../engine/runtime/engine';
+import { SqliteEngine } from '../../engine/runtime/engine';
 import { register as registerPipelineNodes } from '../../examples/pipeline-nodes';
 import { chromiumPath } from '../../scripts/chromium';
 import { startServer, type RunningServer } from '../../server/index';
@@ -68,7 +67,7 @@ export async function startDesignerApp(options: DesignerAppOptions = {}): Promis
   await build({ configFile: path.join(ROOT, 'renderer/vite.config.ts'), logLevel: 'warn', build: { outDir: rendererDir, emptyOutDir: true, sourcemap: false, minify } });
   const registry = createDefaultRegistry();
   registerPipelineNodes(registry);
-  const engine = Engine.open(path.join(work, 'runnel.db'), { registry, pollIntervalMs: 10 });
+  const engine = SqliteEngine.open(path.join(work, 'runnel.db'), { registry, pollIntervalMs: 10 });
   for (const d of options.deploy ?? []) await engine.deploy(d);
   const server = await startServer({ engine, rendererDir, eventIntervalMs: 50 });
   const context = await chromium.launchPersistentContext(path.join(work, 'chromium-profile'), {

@@ -9,8 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { build } from 'vite';
-import type { SqliteEngine} from '../../engine/runtime/engine';
-import { Engine, type EngineOptions } from '../../engine/runtime/engine';
+import { type EngineOptions, SqliteEngine } from '../../engine/runtime/engine';
 import { chromiumPath } from '../../scripts/chromium';
 import { startServer, type RunningServer } from '../../server/index';
 
@@ -52,7 +51,7 @@ export async function startMonitorApp(options: MonitorAppOptions = {}): Promise<
     logLevel: 'warn',
     build: { outDir: rendererDir, emptyOutDir: true, sourcemap: false },
   });
-  const engine = Engine.open(path.join(work, 'runnel.db'), { pollIntervalMs: 10, ...options.engine });
+  const engine = SqliteEngine.open(path.join(work, 'runnel.db'), { pollIntervalMs: 10, ...options.engine });
   for (const file of options.workflows ?? [])
     await engine.deploy(JSON.parse(fs.readFileSync(path.join(ROOT, file), 'utf8')));
   await options.prepare?.(engine);

@@ -3,9 +3,13 @@
  * test/helpers/pg-global-setup.ts, or the server `RUNNEL_TEST_PG_URL` names). Nothing is mocked:
  * each database is real, created empty and dropped when the test is done with it.
  */
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import pg from 'pg';
 import { inject } from 'vitest';
+import { pgBinDir } from './pg-cluster';
 
 /**
  * The URL of the run's PostgreSQL server, as a user that may create databases.
@@ -43,6 +47,12 @@ async function onAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * How databases are created: FILE_COPY copies the (tiny) template's files, about 4× faster than
+ * PostgreSQL 15's default WAL_LOG here (30 vs 120 ms). Needs PostgreSQL 15 or later.
+ */
+const FAST = 'STRATEGY FILE_COPY';
+
 /** Options of {@link tempPostgres}. */
 export interface TempPostgresOptions {
   /**
@@ -61,7 +71,46 @@ export interface TempPostgresOptions {
 export async function tempPostgres(options: TempPostgresOptions = {}): Promise<{ url: string; name: string; drop(): Promise<void> }> {
   const name = `runnel_t_${randomBytes(6).toString('hex')}`;
   const icu = options.icuLocale === undefined ? '' : ` TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE '${options.icuLocale.replace(/'/g, "''")}' ENCODING 'UTF8'`;
-  await onAdmin((c) => c.query(`CREATE DATABASE ${name}${icu}`));
+  await onAdmin((c) => c.query(`CREATE DATABASE ${name}${icu} ${FAST}`));
+  let dropped = false;
+  return {
+    url: databaseUrl(pgAdminUrl(), name),
+    name,
+    async drop() {
+      if (dropped) return;
+      dropped = true;
+      await onAdmin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+    },
+  };
+}
+
+/** psql, when installed (Debian's PostgreSQL or its client package); else undefined. */
+function psqlPath(): string | undefined {
+  const bin = pgBinDir();
+  const candidates = [...(bin === '' ? [] : [path.join(bin, 'psql')]), '/usr/bin/psql', '/usr/local/bin/psql'];
+  return candidates.find((p) => fs.existsSync(p));
+}
+
+/** Runs one statement on the admin database, synchronously: psql when installed (~20 ms), else a Node child with `pg`. */
+function adminSync(sql: string): void {
+  const admin = pgAdminUrl();
+  const psql = psqlPath();
+  if (psql !== undefined) {
+    execFileSync(psql, ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', admin, '-c', sql], { stdio: ['ignore', 'ignore', 'pipe'] });
+    return;
+  }
+  const script = `const pg = require('pg'); const c = new pg.Client({ connectionString: process.argv[1] });
+    c.connect().then(() => c.query(process.argv[2])).then(() => c.end(), (e) => { console.error(e.message); process.exit(1); });`;
+  execFileSync(process.execPath, ['-e', script, admin, sql], { stdio: ['ignore', 'ignore', 'pipe'], cwd: path.dirname(new URL(import.meta.url).pathname) });
+}
+
+/**
+ * {@link tempPostgres}, created synchronously (for test/helpers/temp-engine.ts, whose
+ * `tempEngine()` is synchronous); `drop()` is async as there.
+ */
+export function tempPostgresSync(): { url: string; name: string; drop(): Promise<void> } {
+  const name = `runnel_t_${randomBytes(6).toString('hex')}`;
+  adminSync(`CREATE DATABASE ${name} ${FAST}`);
   let dropped = false;
   return {
     url: databaseUrl(pgAdminUrl(), name),

@@ -5,13 +5,13 @@
  *
  * Usage: node --import tsx test/helpers/readonly-probe.ts <file> [instanceId]
  */
-import { Engine } from '../../engine/runtime/engine';
+import { SqliteEngine } from '../../engine/runtime/engine';
 import { EngineError } from '../../engine/errors';
 
 const [file, id] = process.argv.slice(2);
 let out: Record<string, unknown>;
 try {
-  const engine = Engine.open(file ?? '');
+  const engine = SqliteEngine.open(file ?? '');
   out = { readonly: engine.db.readonly, status: (await engine.getInstance(Number(id))).status };
   try {
     await engine.start('ro');

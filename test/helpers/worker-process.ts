@@ -1,7 +1,7 @@
 /**
  * A worker process for the process tests: `node --import tsx test/helpers/worker-process.ts [db]`.
  *
- * Opens the engine on the database file (argv[2] or RUNNEL_DB) with the test node types
+ * Opens the engine on the database (a file or a postgres:// URL: argv[2] or RUNNEL_DB) with the test node types
  * (test-nodes.ts, logging to RUNNEL_CALL_LOG), runs the worker loop, prints
  * `RUNNEL_WORKER_READY <epoch ms>` once the loop runs, and exits 0 when the file has no pending
  * work (engine.isIdle() and no PENDING/RUNNING/COMPENSATING instance), or on SIGTERM after a
@@ -43,9 +43,11 @@ const engine = Engine.open(file, {
   synchronous: process.env.RUNNEL_SYNCHRONOUS === 'NORMAL' ? 'NORMAL' : 'FULL',
   ...(process.env.RUNNEL_BUSY_TIMEOUT_MS ? { busyTimeoutMs: num('RUNNEL_BUSY_TIMEOUT_MS', 5000) } : {}),
 });
-const live = engine.db.raw.prepare<[], { n: number }>(
-  `SELECT count(*) AS n FROM instance WHERE status IN ('PENDING', 'RUNNING', 'COMPENSATING')`,
-);
+/** Instances still owing work (PENDING, RUNNING, COMPENSATING), on either backend. */
+async function liveCount(): Promise<number> {
+  const c = await engine.countByStatus({});
+  return (c.PENDING ?? 0) + (c.RUNNING ?? 0) + (c.COMPENSATING ?? 0);
+}
 
 let stopping = false;
 let idleTimer: NodeJS.Timeout | undefined;
@@ -93,7 +95,7 @@ if (exitWhenIdle) {
       stuckSince = undefined;
       return;
     }
-    const n = live.get()?.n ?? 0;
+    const n = await liveCount();
     if (n === 0) {
       void stop(0);
       return;

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { INSTANCE_STATUSES } from '../../vocabulary';
 import type { HistoryEvent } from '../../api/contract';
 import { withHost, type Call } from '../host';
-import { common, defaultActor, instanceIdArg, parseVariables, positiveInt, usage, type CliRun, type CommonOptions } from '../options';
+import { common, defaultActor, instanceIdArg, parseVariables, shownDb, positiveInt, usage, type CliRun, type CommonOptions } from '../options';
 import { errorText, json, short, table, time } from '../output';
 import { describeInstance, waitAndReport } from '../report';
 
@@ -106,7 +106,7 @@ export function addInstanceCommands(program: Command, run: CliRun): void {
       const inst = await call('instance:get', { id });
       const history = o.history ? await fullHistory(call, id) : undefined;
       if (o.json) return json(io, history ? { ...inst, history } : inst);
-      io.stdout(await describeInstance(call, inst, o.db));
+      io.stdout(await describeInstance(call, inst, shownDb(o.db)));
       io.stdout(
         `created ${time(inst.createdAt)}, started ${time(inst.startedAt)}, ended ${time(inst.endedAt)}${inst.businessKey ? `, business key ${inst.businessKey}` : ''}\n`,
       );

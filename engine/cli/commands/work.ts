@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { probeDatabase } from '../../db/open-database';
 import { loadRegistry, readWorkflowFile, rehearse, withHost, workUntil } from '../host';
 import { ExitCode } from '../exit-codes';
-import { common, defaultActor, parseVariables, positiveInt, type CliRun, type CommonOptions } from '../options';
+import { common, defaultActor, parseVariables, positiveInt, shownDb, type CliRun, type CommonOptions } from '../options';
 import { Progress, json, shellQuote } from '../output';
 import { waitAndReport } from '../report';
 
@@ -49,7 +49,7 @@ export function addWorkCommands(program: Command, run: CliRun): void {
           const { id } = await call('instance:start', { workflow: dep.name, version: dep.version, ...start });
           if (!o.json) io.stderr(`run: ${dep.created ? 'deployed' : 'using'} ${dep.name} v${dep.version}; started instance ${id}\n`);
           run.exitCode = await waitAndReport(engine, call, id, o, run);
-          if (!o.json) io.stderr(`details: npx runnel show ${id} --history --db ${shellQuote(o.db)}\n`);
+          if (!o.json) io.stderr(`details: npx runnel show ${id} --history --db ${shellQuote(shownDb(o.db))}\n`);
         },
         o.concurrency === undefined ? {} : { concurrency: o.concurrency },
         registry,

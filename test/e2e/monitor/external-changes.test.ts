@@ -6,8 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SqliteEngine } from '../../../engine/runtime/engine';
-import { Engine } from '../../../engine/runtime/engine';
+import { SqliteEngine } from '../../../engine/runtime/engine';
 import {
   notReloaded,
   ROOT,
@@ -41,7 +40,7 @@ describe('changes made by another process', () => {
     expect(await page.getByTestId('workflow-item-api-quick').count()).toBe(0);
 
     // when another engine on the same file deploys and runs an instance to the end
-    other = Engine.open(path.join(app.work, 'runnel.db'), { pollIntervalMs: 10 });
+    other = SqliteEngine.open(path.join(app.work, 'runnel.db'), { pollIntervalMs: 10 });
     await other.deploy(
       JSON.parse(fs.readFileSync(path.join(ROOT, 'test/fixtures/api-quick.workflow.json'), 'utf8')),
     );

@@ -241,7 +241,7 @@ describe('runnel: bad input exits 2 with a clear message and writes nothing', ()
     expect(help.stdout).toContain('Usage: runnel');
     const runHelp = await runCli('run', '--help');
     expect(runHelp.code).toBe(0);
-    expect(runHelp.stdout).toContain('--db <file>');
+    expect(runHelp.stdout).toContain('--db <file|url>');
     expect(runHelp.stdout).toContain('--sync <mode>');
     expect((await runCli('--version')).stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
   });

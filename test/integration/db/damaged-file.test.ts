@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Engine } from '../../../engine/runtime/engine';
+import { SqliteEngine } from '../../../engine/runtime/engine';
 import { runBin } from '../../helpers/cli';
 import { tempDir } from '../../helpers/temp-engine';
 import { rejectionOf } from '../../helpers/engine-errors';
@@ -26,7 +26,7 @@ const WORKFLOW = { name: 'plain', nodes: [{ id: 'a', type: 'pass' }, { id: 'b', 
 async function fileWith(n: number): Promise<string> {
   dir = tempDir('runnel-damaged-');
   const file = path.join(dir.dir, 'runnel.db');
-  const engine = Engine.open(file);
+  const engine = SqliteEngine.open(file);
   await engine.deploy(WORKFLOW);
   for (let i = 0; i < n; i += 500) await engine.startMany('plain', Array.from({ length: Math.min(500, n - i) }, (_, j) => ({ n: i + j, pad: 'x'.repeat(200) })));
   engine.db.checkpoint('TRUNCATE');
@@ -73,7 +73,7 @@ describe('damaged pages', () => {
     expect(sha(file)).toBe(damagedBytes);
 
     // and: in-process, reads and writes say the same, and the worker writes nothing either
-    const engine = Engine.open(file);
+    const engine = SqliteEngine.open(file);
     try {
       expect((await rejectionOf(engine.start('plain'))).code).toBe('DATABASE_CORRUPT');
       expect((await rejectionOf(engine.listInstances())).code).toBe('DATABASE_CORRUPT');
@@ -107,7 +107,7 @@ describe('rows and schema changed by hand', () => {
     expect(show.stderr).toMatch(/DATABASE_CORRUPT/);
     noStack(show.stderr);
 
-    const engine = Engine.open(file);
+    const engine = SqliteEngine.open(file);
     const logged: string[] = [];
     const original = console.error;
     console.error = (...a: unknown[]) => void logged.push(a.map(String).join(' '));

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { EngineError } from '../../../engine/errors';
 import { databaseAccess, openDatabase } from '../../../engine/db/open-database';
-import { Engine } from '../../../engine/runtime/engine';
+import { SqliteEngine } from '../../../engine/runtime/engine';
 import { runToSettled, tempDir } from '../../helpers/temp-engine';
 import { thrownBy } from '../../helpers/engine-errors';
 
@@ -46,7 +46,7 @@ describe('read-only database files', () => {
       cleanup();
     });
     const file = path.join(dir, 'runnel.db');
-    const engine = Engine.open(file, { pollIntervalMs: 10 });
+    const engine = SqliteEngine.open(file, { pollIntervalMs: 10 });
     await engine.deploy({ name: 'ro', nodes: [{ id: 'a', type: 'pass', config: { result: 7 }, output: 'seven' }] });
     const id = await engine.start('ro');
     await runToSettled(engine, id);
@@ -60,7 +60,7 @@ describe('read-only database files', () => {
     const { file, id } = await readonlyFile();
     const digest = sha(file);
     const errors = vi.spyOn(console, 'error');
-    const engine = Engine.open(file, { readonly: true });
+    const engine = SqliteEngine.open(file, { readonly: true });
     try {
       expect(engine.db.readonly).toBe(true);
       // then reads work

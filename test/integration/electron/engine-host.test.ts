@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { EventBatch } from '../../../engine/api/contract';
-import { Engine } from '../../../engine/runtime/engine';
+import { SqliteEngine } from '../../../engine/runtime/engine';
 import { EngineHost } from '../../../electron/main/engine-host';
 import { tempDir } from '../../helpers/temp-engine';
 
@@ -73,7 +73,7 @@ describe('EngineHost + engine worker', () => {
     await expect(host.invoke('workflow:list', undefined)).resolves.toMatchObject({ ok: false });
     // The WAL was checkpointed into the main file, and no lease is held by the stopped worker.
     expect(fs.existsSync(`${dbPath}-wal`) ? fs.statSync(`${dbPath}-wal`).size : 0).toBe(0);
-    const engine = Engine.open(dbPath);
+    const engine = SqliteEngine.open(dbPath);
     try {
       expect((await engine.listWorkflows()).map((w: { name: string }) => w.name)).toEqual(['host-quick']);
       const leased = engine.db.raw.prepare(`SELECT count(*) AS n FROM schedule WHERE lease_owner IS NOT NULL`).get() as { n: number };

@@ -4,7 +4,7 @@
  */
 import pg from 'pg';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { pgAdminUrl, tempPostgres } from '../../helpers/postgres';
+import { pgAdminUrl, tempPostgres, tempPostgresSync } from '../../helpers/postgres';
 
 async function query<T extends pg.QueryResultRow>(url: string, sql: string): Promise<T[]> {
   const client = new pg.Client({ connectionString: url });
@@ -38,5 +38,12 @@ describe('test PostgreSQL', () => {
     await a.drop();
     const left = await query<{ n: number }>(pgAdminUrl(), `SELECT count(*)::int AS n FROM pg_database WHERE datname = '${a.name}'`);
     expect(left[0]?.n).toBe(0);
+  });
+
+  it('creates one synchronously too (for tempEngine)', async () => {
+    const c = tempPostgresSync();
+    drops.push(c.drop);
+    const [row] = await query<{ db: string }>(c.url, 'SELECT current_database() AS db');
+    expect(row).toEqual({ db: c.name });
   });
 });

@@ -11,7 +11,7 @@
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../../engine/db/open-database';
-import { Engine } from '../../../engine/runtime/engine';
+import { SqliteEngine } from '../../../engine/runtime/engine';
 import {
   busyErrors,
   callsByPair,
@@ -149,7 +149,7 @@ interface Run {
 async function prepare(dir: string, name: string): Promise<Run> {
   const file = path.join(dir, `${name}.db`);
   const callLog = path.join(dir, `${name}.calls.log`);
-  const engine = Engine.open(file, { registry: createTestRegistry(callLog) });
+  const engine = SqliteEngine.open(file, { registry: createTestRegistry(callLog) });
   try {
     for (const wf of WORKFLOWS) await engine.deploy(wf);
     for (let i = 0; i < PER_WORKFLOW; i++) {
@@ -178,7 +178,7 @@ interface Outcome {
 }
 
 function readOutcome(file: string, callLog: string): Outcome {
-  const engine = Engine.open(file, { registry: createTestRegistry(callLog) });
+  const engine = SqliteEngine.open(file, { registry: createTestRegistry(callLog) });
   try {
     const raw = engine.db.raw;
     const instances = raw.prepare(`SELECT id, business_key, status FROM instance`).all() as {

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Engine } from '../../../engine/runtime/engine';
+import { SqliteEngine } from '../../../engine/runtime/engine';
 import type { EngineEvent } from '../../../engine/runtime/events';
 import { EventBatcher } from '../../../engine/api/event-batcher';
 import { ContractEventSchema, type EventBatch } from '../../../engine/api/contract';
@@ -44,7 +44,7 @@ describe('Engine.watchExternalChanges', () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(seen.filter((e) => e.type === 'store.changed')).toEqual([]);
 
-    const second = Engine.open(first.file, { pollIntervalMs: 10 });
+    const second = SqliteEngine.open(first.file, { pollIntervalMs: 10 });
     cleanups.push(() => second.close());
     const id = await second.start('api-quick');
     const done = await runToSettled(second, id);

@@ -12,8 +12,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { SqliteEngine } from '../../../engine/runtime/engine';
-import { Engine } from '../../../engine/runtime/engine';
+import { SqliteEngine } from '../../../engine/runtime/engine';
 import {
   busyErrors,
   callsByPair,
@@ -48,7 +47,7 @@ function setup(): Ctx {
   const { dir, cleanup } = tempDir('runnel-proc-');
   const file = path.join(dir, 'runnel.db');
   const callLog = path.join(dir, 'calls.log');
-  const engine = Engine.open(file, { registry: createTestRegistry(callLog), pollIntervalMs: POLL_MS });
+  const engine = SqliteEngine.open(file, { registry: createTestRegistry(callLog), pollIntervalMs: POLL_MS });
   ctx = { dir, file, callLog, engine, cleanup };
   return ctx;
 }
@@ -329,7 +328,7 @@ describe('handed cases with real processes', () => {
     const { dir } = tempDir('runnel-c06-');
     const callLog = path.join(dir, 'calls.log');
     const aborts: { attempt: number; reason: unknown }[] = [];
-    const engine = Engine.open(path.join(dir, 'runnel.db'), {
+    const engine = SqliteEngine.open(path.join(dir, 'runnel.db'), {
       registry: createTestRegistry(callLog, {
         onStuckAbort: (c, reason) => aborts.push({ attempt: c.attempt, reason }),
       }),

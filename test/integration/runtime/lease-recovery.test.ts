@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../engine/runtime/clock';
-import { Engine } from '../../../engine/runtime/engine';
+import { SqliteEngine } from '../../../engine/runtime/engine';
 import { nodeStatus, tickUntil } from '../../helpers/probe-nodes';
 import { tempDir } from '../../helpers/temp-engine';
 
@@ -17,7 +17,7 @@ describe('an attempt of an instant type lost with its worker', () => {
     const { dir, cleanup } = tempDir();
     const file = path.join(dir, 'runnel.db');
     const clock = new ManualClock(1_000_000);
-    const a = Engine.open(file, { clock, leaseMs: 1000, pollIntervalMs: 5 });
+    const a = SqliteEngine.open(file, { clock, leaseMs: 1000, pollIntervalMs: 5 });
     try {
       await a.deploy({
         name: 'nap',
@@ -38,7 +38,7 @@ describe('an attempt of an instant type lost with its worker', () => {
 
       // when another worker takes over after the lease expired
       clock.advance(1500);
-      const b = Engine.open(file, { clock, leaseMs: 1000, pollIntervalMs: 5 });
+      const b = SqliteEngine.open(file, { clock, leaseMs: 1000, pollIntervalMs: 5 });
       try {
         await tickUntil(b, async () => (await nodeStatus(b, id, 'nap')) === 'WAITING', 'nap waiting on the new worker');
         clock.advance(6000);

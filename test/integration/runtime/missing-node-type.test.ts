@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Engine } from '../../../engine/runtime/engine';
+import { SqliteEngine } from '../../../engine/runtime/engine';
 import { runToSettled, tempDir } from '../../helpers/temp-engine';
 
 describe('a workflow whose node type this process does not have', () => {
@@ -18,7 +18,7 @@ describe('a workflow whose node type this process does not have', () => {
     const withPlugin = createDefaultRegistry({
       types: [{ type: 'csv.read', title: 'CSV', description: 'reads', icon: 'file', group: 'Data', configSchema: z.object({}).loose(), execute: () => Promise.resolve({ output: { rows: 3 } }) }],
     });
-    const other = Engine.open(file, { registry: withPlugin, pollIntervalMs: 5 });
+    const other = SqliteEngine.open(file, { registry: withPlugin, pollIntervalMs: 5 });
     const errors: string[] = [];
     const original = console.error;
     console.error = (...args: unknown[]) => void errors.push(args.map(String).join(' '));
@@ -30,7 +30,7 @@ describe('a workflow whose node type this process does not have', () => {
       await other.close();
 
       // when a worker without the plugin works the file
-      const here = Engine.open(file, { pollIntervalMs: 5 });
+      const here = SqliteEngine.open(file, { pollIntervalMs: 5 });
       try {
         const plain = await runToSettled(here, plainId);
         // then the plain instance completed, the plugin one is untouched and waits, and the
@@ -45,7 +45,7 @@ describe('a workflow whose node type this process does not have', () => {
       }
 
       // and a worker with the plugin runs it
-      const later = Engine.open(file, { registry: withPlugin, pollIntervalMs: 5 });
+      const later = SqliteEngine.open(file, { registry: withPlugin, pollIntervalMs: 5 });
       try {
         await later.runUntil(async () => (await later.getInstance(pluginId)).status === 'COMPLETED', 15_000);
         expect((await later.getInstance(pluginId)).variables).toEqual({});

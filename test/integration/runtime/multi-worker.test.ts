@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Engine } from '../../../engine/runtime/engine';
+import { SqliteEngine } from '../../../engine/runtime/engine';
 import {
   busyErrors,
   callsByPair,
@@ -28,7 +28,7 @@ describe('three worker processes on one file', () => {
     const { dir, cleanup } = tempDir('runnel-multi-');
     const file = path.join(dir, 'runnel.db');
     const callLog = path.join(dir, 'calls.log');
-    const engine = Engine.open(file, { registry: createTestRegistry(callLog) });
+    const engine = SqliteEngine.open(file, { registry: createTestRegistry(callLog) });
     try {
       // given a 3-node workflow with a counted middle node (20 ms a call, so claims stay in flight),
       // and three idle workers on the file

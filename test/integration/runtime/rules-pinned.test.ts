@@ -9,8 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { EngineError } from '../../../engine/errors';
 import { backoffDelayMs, DEFAULT_RETRY } from '../../../engine/dsl/schema';
 import { ManualClock } from '../../../engine/runtime/clock';
-import type { SqliteEngine} from '../../../engine/runtime/engine';
-import { Engine, type EngineOptions } from '../../../engine/runtime/engine';
+import { type EngineOptions, SqliteEngine } from '../../../engine/runtime/engine';
 import { runToSettled, tempDir, tempEngine } from '../../helpers/temp-engine';
 import { nodeStatus, Probe, scheduleRows, tickTimes, tickUntil, turn, everyOf } from '../../helpers/probe-nodes';
 
@@ -603,7 +602,7 @@ describe('DESIGN.md "Rules pinned"', () => {
     const file = path.join(dir, 'timers.db');
     const probe = new Probe();
     const clock = new ManualClock(T0);
-    let engine = Engine.open(file, { registry: probe.registry(), clock, pollIntervalMs: 10 });
+    let engine = SqliteEngine.open(file, { registry: probe.registry(), clock, pollIntervalMs: 10 });
     try {
       await engine.deploy({
         name: 'nap',
@@ -623,7 +622,7 @@ describe('DESIGN.md "Rules pinned"', () => {
       // when: the process ends and a new one starts on the file three hours later (a sleeping laptop)
       await engine.close();
       const later = new ManualClock(T0 + 3 * 3_600_000);
-      engine = Engine.open(file, { registry: probe.registry(), clock: later, pollIntervalMs: 10 });
+      engine = SqliteEngine.open(file, { registry: probe.registry(), clock: later, pollIntervalMs: 10 });
       const reopened = engine;
       await tickUntil(reopened, async () => (await reopened.getInstance(id)).status === 'COMPLETED', 'overdue timer fired after restart');
       later.advance(60_000);
@@ -638,7 +637,7 @@ describe('DESIGN.md "Rules pinned"', () => {
 
       // given: a worker whose only slot is busy while a timer comes due
       const c2 = new ManualClock(T0);
-      engine = Engine.open(file, { registry: probe.registry(), clock: c2, pollIntervalMs: 10, concurrency: 1 });
+      engine = SqliteEngine.open(file, { registry: probe.registry(), clock: c2, pollIntervalMs: 10, concurrency: 1 });
       const busy = engine;
       await busy.deploy({ name: 'hold', nodes: [{ id: 'hold', type: 'gate' }] });
       const napper = await busy.start('nap');

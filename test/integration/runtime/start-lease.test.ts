@@ -10,8 +10,7 @@
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { SqliteEngine } from '../../../engine/runtime/engine';
-import { Engine } from '../../../engine/runtime/engine';
+import { SqliteEngine } from '../../../engine/runtime/engine';
 import { Faults } from '../../../engine/runtime/faults';
 import { createDefaultRegistry } from '../../../engine/nodes/registry';
 import type { NodeType } from '../../../engine/nodes/types';
@@ -64,7 +63,7 @@ describe('a start that waited for the write lock longer than a lease', () => {
     file = ctx.file;
     const { engine } = ctx;
     await engine.deploy({ name: 'one', nodes: [{ id: 'n', type: 'count', config: {} }], edges: [] });
-    other = Engine.open(file, { leaseMs: 400, owner: 'B', pollIntervalMs: 10, registry: registry() });
+    other = SqliteEngine.open(file, { leaseMs: 400, owner: 'B', pollIntervalMs: 10, registry: registry() });
     engine.startWorker();
     other.startWorker();
 

@@ -1,0 +1,90 @@
+/**
+ * PostgreSQL: the `schedule` queue's queries ({@link ScheduleQueries}), the statements of
+ * engine/db/queries/schedule.ts translated.
+ *
+ * Claims (`due`, `dueDeadlines`) select due rows `FOR UPDATE SKIP LOCKED` — a row another
+ * transaction is claiming or changing is passed over, not waited for — and keep only rows whose
+ * instance lock `pg_try_advisory_xact_lock` obtains (./context.ts): a row of an instance another
+ * transaction holds is left for a later turn, and every claimed row's instance is this
+ * transaction's until it ends. Version checks (`take`, `lease`, `extendLease`, `holds`) stay as
+ * on SQLite. Statements that name an instance take its lock first; those that name a row only
+ * (its version checked, or the row this transaction claimed) and the global ones (clock rebases,
+ * releases) do not.
+ */
+import type { ScheduleKind } from '../../../vocabulary';
+import type { ScheduleQueries, ScheduleRow } from '../../../store/queries';
+import { instanceLockKeys, type PgTx } from './context';
+
+const ROW = `id, instance_id AS "instanceId", node_id AS "nodeId", kind, next_run_at AS "nextRunAt", retry_count AS "retryCount",
+  lease_owner AS "leaseOwner", version`;
+
+/** Due rows of `filter`, locked, of instances this transaction could lock (see the module doc). */
+function claimSql(filter: string): string {
+  return `WITH d AS (SELECT ${ROW} FROM schedule WHERE ${filter} next_run_at <= $1 ORDER BY next_run_at, id LIMIT $2 FOR UPDATE SKIP LOCKED)
+    SELECT * FROM d WHERE pg_try_advisory_xact_lock(${instanceLockKeys('d."instanceId"')}) ORDER BY "nextRunAt", id`;
+}
+
+const DUE = claimSql('');
+const DUE_DEADLINES = claimSql(`kind = 'deadline' AND`);
+const COUNT_DUE = `SELECT count(*) AS n FROM (SELECT 1 FROM schedule WHERE next_run_at <= $1 LIMIT $2) d`;
+const TAKE = `DELETE FROM schedule WHERE id = $1 AND version = $2`;
+const LEASE = `UPDATE schedule SET lease_owner = $1, next_run_at = $2, lease_expires_at = $2, version = version + 1 WHERE id = $3 AND version = $4`;
+const EXTEND_LEASE = `UPDATE schedule SET next_run_at = $1, lease_expires_at = $1 WHERE id = $2 AND lease_owner = $3 AND version = $4`;
+const HOLDS = `SELECT id FROM schedule WHERE id = $1 AND lease_owner = $2 AND version = $3`;
+const DEFER = `UPDATE schedule SET lease_owner = $1, lease_expires_at = NULL, next_run_at = $2, version = version + 1 WHERE id = $3`;
+const REUSE_FOR_RUN = `UPDATE schedule SET node_id = $1, kind = 'run', next_run_at = $2, lease_expires_at = $2, retry_count = 0,
+  version = version + 1, created_at = $3 WHERE id = $4`;
+const INSERT = `INSERT INTO schedule (instance_id, node_id, kind, next_run_at, retry_count, created_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`;
+const INSERT_LEASED = `INSERT INTO schedule (instance_id, node_id, kind, next_run_at, lease_owner, lease_expires_at, created_at)
+  VALUES ($1, $2, 'run', $3, $4, $3, $5) RETURNING id`;
+const DELETE = `DELETE FROM schedule WHERE id = $1`;
+const DELETE_FOR_INSTANCE = `DELETE FROM schedule WHERE instance_id = $1`;
+const DELETE_UNLEASED_FOR_INSTANCE = `DELETE FROM schedule WHERE instance_id = $1 AND lease_owner IS NULL AND kind IN ('run', 'timer', 'timeout')`;
+const DELETE_DEADLINE = `DELETE FROM schedule WHERE instance_id = $1 AND kind = 'deadline'`;
+const DELETE_FOR_NODE = `DELETE FROM schedule WHERE instance_id = $1 AND node_id = $2 AND kind IN ('run', 'timer', 'timeout')`;
+const REBASE_DUE = `UPDATE schedule SET next_run_at = $1 WHERE next_run_at <= $2 AND lease_owner IS NULL`;
+const SHIFT_LEASES = `UPDATE schedule SET next_run_at = next_run_at - $1, lease_expires_at = lease_expires_at - $1
+  WHERE lease_owner IS NOT NULL AND next_run_at > $2`;
+const RELEASE_LEASES = `UPDATE schedule SET next_run_at = $1, lease_expires_at = NULL WHERE lease_owner = $2`;
+
+/** {@link ScheduleQueries} over the transaction `tx`. */
+export function createScheduleQueries(tx: PgTx): ScheduleQueries {
+  const claim = (sql: string, now: number, limit: number): ScheduleRow[] => {
+    const rows = tx.run<ScheduleRow>(sql, [now, limit]).rows;
+    for (const r of rows) tx.holdsInstance(r.instanceId);
+    return rows;
+  };
+  const changed = (sql: string, params: readonly unknown[]): boolean => tx.run(sql, params).rowCount > 0;
+  const forInstance = (sql: string, instanceId: number, ...rest: unknown[]): void => {
+    tx.lockInstance(instanceId);
+    tx.run(sql, [instanceId, ...rest]);
+  };
+  const idOf = (rows: { id: number }[]): number => (rows[0] as { id: number }).id;
+  return {
+    due: ({ now, limit }) => claim(DUE, now, limit),
+    countDue: ({ now, limit }) => tx.run<{ n: number }>(COUNT_DUE, [now, limit]).rows[0]?.n ?? 0,
+    dueDeadlines: ({ now, limit }) => claim(DUE_DEADLINES, now, limit),
+    take: ({ id, version }) => changed(TAKE, [id, version]),
+    lease: ({ id, version, owner, until }) => changed(LEASE, [owner, until, id, version]),
+    extendLease: ({ id, version, owner, until }) => changed(EXTEND_LEASE, [until, id, owner, version]),
+    holds: ({ id, version, owner }) => tx.run(HOLDS, [id, owner, version]).rows.length > 0,
+    defer: ({ id, owner, at }) => void tx.run(DEFER, [owner, at, id]),
+    reuseForRun: ({ id, nodeId, leaseUntil, now }) => void tx.run(REUSE_FOR_RUN, [nodeId, leaseUntil, now, id]),
+    insert: ({ instanceId, nodeId, kind, at, retryCount, now }: { instanceId: number; nodeId: string | null; kind: ScheduleKind; at: number; retryCount: number; now: number }) => {
+      tx.lockInstance(instanceId);
+      return idOf(tx.run<{ id: number }>(INSERT, [instanceId, nodeId, kind, at, retryCount, now]).rows);
+    },
+    insertLeased: ({ instanceId, nodeId, owner, leaseUntil, now }) => {
+      tx.lockInstance(instanceId);
+      return idOf(tx.run<{ id: number }>(INSERT_LEASED, [instanceId, nodeId, leaseUntil, owner, now]).rows);
+    },
+    delete: (id) => void tx.run(DELETE, [id]),
+    deleteForInstance: (instanceId) => forInstance(DELETE_FOR_INSTANCE, instanceId),
+    deleteUnleasedForInstance: (instanceId) => forInstance(DELETE_UNLEASED_FOR_INSTANCE, instanceId),
+    deleteDeadline: (instanceId) => forInstance(DELETE_DEADLINE, instanceId),
+    deleteForNode: (instanceId, nodeId) => forInstance(DELETE_FOR_NODE, instanceId, nodeId),
+    rebaseDue: ({ from, to }) => void tx.run(REBASE_DUE, [to, from]),
+    shiftLeases: ({ byMs, now }) => void tx.run(SHIFT_LEASES, [byMs, now]),
+    releaseLeases: ({ owner, now }) => void tx.run(RELEASE_LEASES, [now, owner]),
+  };
+}
