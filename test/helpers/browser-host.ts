@@ -1,17 +1,19 @@
 /**
- * Test helpers for the browser host: a real engine on a temp file behind a real HTTP server on
- * 127.0.0.1, and small clients (fetch for the API, node:http for hand-made headers).
+ * Test helpers for the browser host: a real engine on a temp database (the run's backend:
+ * test/helpers/temp-engine.ts) behind a real HTTP server on 127.0.0.1, and small clients (fetch
+ * for the API, node:http for hand-made headers).
  */
 import http from 'node:http';
 import path from 'node:path';
 import type { Result } from '../../engine/api/contract';
 import type { EngineOptions } from '../../engine/api';
 import { startServer, type RunningServer, type ServerOptions } from '../../server/index';
-import { tempEngine } from './temp-engine';
+import type { Engine, SqliteEngine } from '../../engine/runtime/engine';
+import { tempEngine, tempSqliteEngine, type TempEngine } from './temp-engine';
 
 /** A browser host over a fresh temp engine. */
-export interface TestHost {
-  engine: ReturnType<typeof tempEngine>['engine'];
+export interface TestHost<E extends Engine = Engine> {
+  engine: E;
   file: string;
   dir: string;
   server: RunningServer;
@@ -24,12 +26,20 @@ export interface TestHost {
   close(): Promise<void>;
 }
 
-/** Starts a browser host on a temp engine (worker running, no renderer build). */
-export async function startTestHost(
-  options: Omit<ServerOptions, 'engine'> = {},
-  engineOptions: EngineOptions = {},
-): Promise<TestHost> {
-  const t = tempEngine(engineOptions);
+/** A browser host over an engine on a SQLite file (for tests that read the file's rows). */
+export type SqliteTestHost = TestHost<SqliteEngine>;
+
+/** Starts a browser host on a temp engine of the run's backend (worker running, no renderer build). */
+export async function startTestHost(options: Omit<ServerOptions, 'engine'> = {}, engineOptions: EngineOptions = {}): Promise<TestHost> {
+  return hostOn(tempEngine(engineOptions), options);
+}
+
+/** {@link startTestHost} on a SQLite file whatever the run's backend. */
+export async function startSqliteTestHost(options: Omit<ServerOptions, 'engine'> = {}, engineOptions: EngineOptions = {}): Promise<SqliteTestHost> {
+  return hostOn(tempSqliteEngine(engineOptions), options);
+}
+
+async function hostOn<E extends Engine>(t: TempEngine<E>, options: Omit<ServerOptions, 'engine'>): Promise<TestHost<E>> {
   const server = await startServer({
     engine: t.engine,
     rendererDir: path.join(t.dir, 'no-renderer'),

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { EngineError } from '../../engine/errors';
 import { createDefaultRegistry, type NodeRegistry } from '../../engine/nodes/registry';
 import type { NodeContext, NodeType } from '../../engine/nodes/types';
-import type { SqliteEngine } from '../../engine/runtime/engine';
+import type { Engine, SqliteEngine } from '../../engine/runtime/engine';
 
 /** One handler call as a probe type saw it. */
 export interface ProbeCall {
@@ -221,7 +221,7 @@ export function turn(ms = 0): Promise<void> {
  *
  * @throws Error naming `what` when `done()` is still false after `budgetMs` of real time.
  */
-export async function tickUntil(engine: SqliteEngine, done: () => boolean | Promise<boolean>, what: string, budgetMs = 10_000): Promise<void> {
+export async function tickUntil(engine: Engine, done: () => boolean | Promise<boolean>, what: string, budgetMs = 10_000): Promise<void> {
   const deadline = Date.now() + budgetMs;
   while (!(await done())) {
     if (Date.now() > deadline) throw new Error(`not reached within ${budgetMs} ms of ticks: ${what}`);
@@ -231,7 +231,7 @@ export async function tickUntil(engine: SqliteEngine, done: () => boolean | Prom
 }
 
 /** Runs `n` worker turns by hand; returns the work each turn reported. */
-export async function tickTimes(engine: SqliteEngine, n: number): Promise<number[]> {
+export async function tickTimes(engine: Engine, n: number): Promise<number[]> {
   const worked: number[] = [];
   for (let i = 0; i < n; i++) {
     worked.push(await engine.tick());
@@ -250,7 +250,7 @@ export function scheduleRows(engine: SqliteEngine, instanceId: number): { kind: 
 }
 
 /** A node's status in an instance (undefined when the node is unknown). */
-export async function nodeStatus(engine: SqliteEngine, instanceId: number, nodeId: string): Promise<string | undefined> {
+export async function nodeStatus(engine: Engine, instanceId: number, nodeId: string): Promise<string | undefined> {
   return (await engine.getInstance(instanceId)).nodes.find((n) => n.id === nodeId)?.status;
 }
 

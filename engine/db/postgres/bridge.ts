@@ -206,8 +206,17 @@ export function openBridge(url: string, options: BridgeOptions = {}): SyncBridge
       bridge.commitWith('COMMIT');
     },
     commitWith(sql) {
+      const conn = txConn;
       try {
-        call({ type: 'query', sql, conn: txConn });
+        call({ type: 'query', sql, conn });
+      } catch (err) {
+        // A statement before the COMMIT failed: the rest of the string was skipped, the transaction is still open (aborted).
+        try {
+          call({ type: 'query', sql: 'ROLLBACK', conn });
+        } catch {
+          // the connection is gone, and the transaction with it
+        }
+        throw err;
       } finally {
         txConn = undefined;
       }

@@ -39,6 +39,11 @@ export const CHANGES_CHANNEL = 'runnel_changes';
 export interface PostgresStorageOptions {
   /** Refuse every write with DATABASE_READONLY; nothing is migrated. Default false. */
   readonly?: boolean;
+  /**
+   * Refuse a database without Runnel's schema (NOT_FOUND) instead of creating it there: commands
+   * that read or act on instances, as a missing file is refused on SQLite. Default false.
+   */
+  mustExist?: boolean;
   /** Apply pending migrations (default true; never when read-only). */
   migrate?: boolean;
   /** How long one statement waits for a lock (another process's instance), ms: the session's lock_timeout. Default 5000. */
@@ -63,6 +68,8 @@ export interface PostgresStorage extends StorageBackend {
   readonly pool: pg.Pool;
 }
 
+const TRACE = process.env.RUNNEL_PG_TRACE === '1';
+let traceCount = 0;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Delay before retry `n` (0-based) of a conflicting transaction, ms: full jitter over min(200, 2·2^n). */
@@ -107,6 +114,11 @@ export function openPostgresStorage(url: string, options: PostgresStorageOptions
     throw postgresError(err, url) ?? err;
   }
   try {
+    if (options.mustExist && !schemaPresent(bridge)) {
+      throw new EngineError('NOT_FOUND', `database ${location} has no Runnel schema (run "npx runnel init --db <url>" first)`, {
+        details: { location },
+      });
+    }
     if (readonly) checkReadableSchema(bridge, location);
     else if (options.migrate !== false) migratePostgres((sql, params) => bridge.query(sql, params), location);
   } catch (err) {
@@ -116,9 +128,14 @@ export function openPostgresStorage(url: string, options: PostgresStorageOptions
   return postgresStorage(url, bridge, options);
 }
 
+/** Whether the database has Runnel's schema table. */
+function schemaPresent(bridge: SyncBridge): boolean {
+  return bridge.query<{ p: boolean }>(`SELECT to_regclass('runnel_schema') IS NOT NULL AS p`).rows[0]?.p === true;
+}
+
 /** A read-only open cannot migrate: the schema must be this build's. */
 function checkReadableSchema(bridge: SyncBridge, location: string): void {
-  const present = bridge.query<{ p: boolean }>(`SELECT to_regclass('runnel_schema') IS NOT NULL AS p`).rows[0]?.p === true;
+  const present = schemaPresent(bridge);
   const version = present ? Number(bridge.query<{ v: number }>('SELECT coalesce(max(version), 0) AS v FROM runnel_schema').rows[0]?.v ?? 0) : 0;
   if (version > PG_SCHEMA_VERSION) migratePostgres((sql, params) => bridge.query(sql, params), location); // throws DATABASE_NEWER
   if (version < PG_SCHEMA_VERSION) {
@@ -152,7 +169,10 @@ function postgresStorage(url: string, bridge: SyncBridge, options: PostgresStora
   const LOCK_NAME = `SELECT pg_advisory_xact_lock(${WORKFLOW_LOCK_SPACE}, hashtext($1))`;
   const tx: PgTx = {
     run<R>(sql: string, params: readonly unknown[]): QueryResult<R> {
+      traceCount++;
+      const t = TRACE ? performance.now() : 0;
       const r = bridge.query<R>(sql, params);
+      if (TRACE && performance.now() - t > 30) console.error(`pg slow ${(performance.now() - t).toFixed(0)} ms: ${sql.slice(0, 80)}`);
       if (r.rowCount > 0 && r.command !== 'SELECT') wrote = true;
       return r;
     },
@@ -212,15 +232,33 @@ function postgresStorage(url: string, bridge: SyncBridge, options: PostgresStora
   };
 
   let closed = false;
+  // Some PostgreSQL variants have no NOTIFY: then commits go without it (watchers poll).
+  let notify = true;
   const write = async <T>(fn: (q: WriteQueries) => T): Promise<T> => {
     if (readonly) throw new EngineError('DATABASE_READONLY', `database ${location} is open read-only; this needs to change it`, { retryable: false });
     for (let n = 0; ; n++) {
       if (closed) throw new EngineError('DATABASE_UNAVAILABLE', `database ${location} is closed`);
       try {
+        const t0 = TRACE ? performance.now() : 0;
+        let stmts = 0;
+        if (TRACE) stmts = traceCount;
         begin();
         const result = fn(queries);
-        if (wrote) bridge.commitWith(`SELECT pg_notify('${CHANGES_CHANNEL}', '${id}'); COMMIT`);
-        else bridge.commit();
+        if (TRACE && performance.now() - t0 > 50) console.error(`pg write ${(performance.now() - t0).toFixed(0)} ms, ${traceCount - stmts} statements`);
+        if (!wrote) bridge.commit();
+        else if (!notify) bridge.commit();
+        else {
+          try {
+            bridge.commitWith(`SELECT pg_notify('${CHANGES_CHANNEL}', '${id}'); COMMIT`);
+          } catch (err) {
+            const code = (err as { code?: string }).code;
+            if (code !== '0A000' && code !== '42883') throw err;
+            // No NOTIFY here: the transaction was aborted with it; run it again without.
+            notify = false;
+            n--;
+            continue;
+          }
+        }
         return result;
       } catch (err) {
         if (bridge.inTransaction) bridge.rollback();

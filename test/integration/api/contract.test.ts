@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { channels, contract, type Channel, type Output } from '../../../engine/api/contract';
-import { eventually, startTestHost, type TestHost } from '../../helpers/browser-host';
+import { eventually, startSqliteTestHost, type SqliteTestHost } from '../../helpers/browser-host';
 
 const root = path.resolve(import.meta.dirname, '../../..');
 const readJson = (file: string): Record<string, unknown> =>
@@ -20,7 +20,7 @@ const failWf = readJson('test/fixtures/api-fail.workflow.json');
 type Instance = Output<'instance:get'>;
 
 /** Waits until instance `id` has one of `statuses` (the host's own worker runs it). */
-function waitFor(h: TestHost, id: number, statuses: readonly string[]): Promise<Instance> {
+function waitFor(h: SqliteTestHost, id: number, statuses: readonly string[]): Promise<Instance> {
   return eventually(
     async () => {
       const inst = await h.value<Instance>('instance:get', { id });
@@ -32,7 +32,7 @@ function waitFor(h: TestHost, id: number, statuses: readonly string[]): Promise<
 }
 
 /** Row counts of every table: "nothing written" means these do not change. */
-function rowCounts(h: TestHost): Record<string, number> {
+function rowCounts(h: SqliteTestHost): Record<string, number> {
   const db = h.engine.db.raw;
   const tables = db
     .prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`)
@@ -44,11 +44,11 @@ function rowCounts(h: TestHost): Record<string, number> {
 }
 
 describe('API contract: every channel round-trips through the browser host', () => {
-  let h: TestHost;
+  let h: SqliteTestHost;
   const ids: Record<string, number> = {};
 
   beforeAll(async () => {
-    h = await startTestHost();
+    h = await startSqliteTestHost();
   });
   afterAll(async () => {
     await h.close();
@@ -489,9 +489,9 @@ describe('API contract: every channel round-trips through the browser host', () 
 });
 
 describe('API contract: the designer\'s workflow channels (positions, rename, delete)', () => {
-  let h: TestHost;
+  let h: SqliteTestHost;
   beforeAll(async () => {
-    h = await startTestHost();
+    h = await startSqliteTestHost();
   });
   afterAll(async () => {
     await h.close();
@@ -684,12 +684,12 @@ const badInputs: Record<Channel, { payload: unknown; field: string }[]> = {
 };
 
 describe('API contract: bad input on every channel', () => {
-  let h: TestHost;
+  let h: SqliteTestHost;
   let waitingId: number;
 
   beforeAll(async () => {
     // a larger body limit, so the contract's own field limits (5 MiB) are what refuses huge strings
-    h = await startTestHost({ bodyLimitBytes: 16 * 1024 * 1024 });
+    h = await startSqliteTestHost({ bodyLimitBytes: 16 * 1024 * 1024 });
     await h.value('workflow:save', { definition: purchase });
     waitingId = (await h.value<Output<'instance:start'>>('instance:start', { workflow: 'purchase-approval' }))
       .id;

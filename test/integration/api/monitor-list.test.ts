@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Output } from '../../../engine/api/contract';
-import { eventually, startTestHost, type TestHost } from '../../helpers/browser-host';
+import { eventually, startSqliteTestHost, type SqliteTestHost } from '../../helpers/browser-host';
 import { insertManyInstances, statusOf } from '../../helpers/many-instances';
 
 const root = path.resolve(import.meta.dirname, '../../..');
@@ -37,7 +37,7 @@ async function timeIt(run: () => Promise<unknown>, runs = 5): Promise<number> {
 }
 
 describe('monitor list with 100,000 instances', () => {
-  let h: TestHost;
+  let h: SqliteTestHost;
   let inserted: Record<string, number>;
   const N = 100_000;
   const BOUND_MS = 2000;
@@ -45,7 +45,7 @@ describe('monitor list with 100,000 instances', () => {
 
   beforeAll(async () => {
     // given 100,000 instances of the OTA workflow inserted in one transaction of raw INSERTs
-    h = await startTestHost({ startWorker: false });
+    h = await startSqliteTestHost({ startWorker: false });
     const wf = readJson('examples/ota-upgrade.workflow.json');
     const saved = await h.value<Output<'workflow:save'>>('workflow:save', { definition: wf });
     await h.value('workflow:save', { definition: readJson('examples/purchase-approval.workflow.json') });
@@ -169,7 +169,7 @@ describe('monitor list with 100,000 instances', () => {
 });
 
 describe('monitor list on a real engine: why is it stuck, bulk actions, inbox, series', () => {
-  let h: TestHost;
+  let h: SqliteTestHost;
   const ids: Record<string, number> = {};
   const start = async (workflow: string, variables?: Record<string, unknown>): Promise<number> =>
     (
@@ -189,7 +189,7 @@ describe('monitor list on a real engine: why is it stuck, bulk actions, inbox, s
     );
 
   beforeAll(async () => {
-    h = await startTestHost();
+    h = await startSqliteTestHost();
     for (const f of ['monitor-retry', 'monitor-wait', 'monitor-resume', 'monitor-refund', 'api-fail']) {
       await h.value('workflow:save', { definition: readJson(`test/fixtures/${f}.workflow.json`) });
     }

@@ -8,9 +8,9 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { EngineError } from '../../../engine/errors';
-import { tempEngine } from '../../helpers/temp-engine';
+import { tempSqliteEngine } from '../../helpers/temp-engine';
 
-let ctx: ReturnType<typeof tempEngine> | undefined;
+let ctx: ReturnType<typeof tempSqliteEngine> | undefined;
 afterEach(async () => {
   await ctx?.close();
   ctx = undefined;
@@ -18,7 +18,7 @@ afterEach(async () => {
 
 describe('a full disk', () => {
   it('answers DATABASE_FULL, logs once, and loses nothing once space is back', { timeout: 60_000 }, async () => {
-    ctx = tempEngine({ pollIntervalMs: 10 });
+    ctx = tempSqliteEngine({ pollIntervalMs: 10 });
     const { engine } = ctx;
     await engine.deploy({ name: 'fill', nodes: [{ id: 'a', type: 'pass' }, { id: 'b', type: 'pass' }], edges: [{ from: 'a', to: 'b' }] });
     const raw = engine.db.raw;

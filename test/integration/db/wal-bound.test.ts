@@ -7,9 +7,9 @@
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHandlers, dispatch } from '../../../engine/api/handlers';
-import { tempEngine } from '../../helpers/temp-engine';
+import { tempSqliteEngine } from '../../helpers/temp-engine';
 
-let ctx: ReturnType<typeof tempEngine> | undefined;
+let ctx: ReturnType<typeof tempSqliteEngine> | undefined;
 afterEach(async () => {
   await ctx?.close();
   ctx = undefined;
@@ -17,7 +17,7 @@ afterEach(async () => {
 
 describe('a WAL past its bound', () => {
   it('is reported by storage:health and metrics:get, and logged once each way by the worker', { timeout: 60_000 }, async () => {
-    ctx = tempEngine({ walLimitBytes: 256 * 1024, synchronous: 'NORMAL' });
+    ctx = tempSqliteEngine({ walLimitBytes: 256 * 1024, synchronous: 'NORMAL' });
     const { engine, file } = ctx;
     const handlers = createHandlers(engine);
     await engine.deploy({ name: 'fill', nodes: [{ id: 'a', type: 'pass' }, { id: 'b', type: 'pass' }], edges: [{ from: 'a', to: 'b' }] });

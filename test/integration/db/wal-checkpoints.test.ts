@@ -5,15 +5,15 @@
  */
 import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { tempEngine } from '../../helpers/temp-engine';
+import { tempSqliteEngine } from '../../helpers/temp-engine';
 
 describe('WAL checkpoints on their own thread while the worker runs', () => {
-  let ctx: ReturnType<typeof tempEngine>;
+  let ctx: ReturnType<typeof tempSqliteEngine>;
   afterEach(async () => ctx.close());
 
   it('copies committed pages into the database file between the worker\'s commits, and stops with the worker', async () => {
     // An automatic checkpoint far away: only the thread can have copied pages into the file.
-    ctx = tempEngine({ walAutocheckpoint: 100_000 });
+    ctx = tempSqliteEngine({ walAutocheckpoint: 100_000 });
     const { engine, file } = ctx;
     await engine.deploy({ name: 'one', nodes: [{ id: 'a', type: 'pass' }] });
     engine.db.checkpoint('TRUNCATE');

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { createDefaultRegistry } from '../../../engine/nodes/registry';
 import type { NodeType } from '../../../engine/nodes/types';
 import { ManualClock } from '../../../engine/runtime/clock';
-import { tempEngine } from '../../helpers/temp-engine';
+import { tempSqliteEngine } from '../../helpers/temp-engine';
 
 /** Lets handlers started by the last turn settle (they run in microtasks and immediates). */
 const settle = () => new Promise<void>((resolve) => setTimeout(resolve, 30));
@@ -43,13 +43,13 @@ const sideEffect: NodeType<Record<string, never>> = {
  * fails the instance.
  */
 describe('a deadline that passes before the turn that would start the next node at once', () => {
-  let ctx: ReturnType<typeof tempEngine>;
+  let ctx: ReturnType<typeof tempSqliteEngine>;
   afterEach(async () => ctx.close());
 
   it('starts nothing (and runs no side effect) once the deadline has failed the instance', async () => {
     calls.length = 0;
     const clock = new ManualClock(1_000_000);
-    ctx = tempEngine({ clock, registry: createDefaultRegistry().register(sideEffect) });
+    ctx = tempSqliteEngine({ clock, registry: createDefaultRegistry().register(sideEffect) });
     const { engine } = ctx;
     await engine.deploy({
       name: 'deadline-race',
@@ -74,7 +74,7 @@ describe('a deadline that passes before the turn that would start the next node 
 });
 
 describe('deadlines shared by many instances', () => {
-  let ctx: ReturnType<typeof tempEngine>;
+  let ctx: ReturnType<typeof tempSqliteEngine>;
   afterEach(async () => ctx.close());
 
   it('starts no node after the deadline, even when more instances share it than a turn fires', async () => {
@@ -90,7 +90,7 @@ describe('deadlines shared by many instances', () => {
       execute: (ctx) => new Promise((resolve) => setTimeout(() => resolve({ output: null }), 2 * (200 - ctx.instanceId))),
     };
     const clock = new ManualClock(1_000_000);
-    ctx = tempEngine({ clock, concurrency: 150, registry: createDefaultRegistry().register(reverse) });
+    ctx = tempSqliteEngine({ clock, concurrency: 150, registry: createDefaultRegistry().register(reverse) });
     const { engine } = ctx;
     await engine.deploy({
       name: 'dl-chain',

@@ -11,7 +11,7 @@ import { EngineError } from '../../../engine/errors';
 import { createDefaultRegistry } from '../../../engine/nodes/registry';
 import type { NodeType } from '../../../engine/nodes/types';
 import { ManualClock } from '../../../engine/runtime/clock';
-import { tempEngine } from '../../helpers/temp-engine';
+import { tempSqliteEngine } from '../../helpers/temp-engine';
 
 /** Lets handlers started by the last turn settle (they run in microtasks and immediates). */
 const settle = () => new Promise<void>((resolve) => setTimeout(resolve, 30));
@@ -36,11 +36,11 @@ const chain = (name: string, n: number, extra: Record<string, unknown> = {}) => 
 });
 
 describe('eager dispatch', () => {
-  let ctx: ReturnType<typeof tempEngine>;
+  let ctx: ReturnType<typeof tempSqliteEngine>;
   afterEach(async () => ctx.close());
 
   it('starts the next node of a chain in the turn that commits its predecessor, leased to this worker', async () => {
-    ctx = tempEngine();
+    ctx = tempSqliteEngine();
     const { engine } = ctx;
     await engine.deploy({
       name: 'chain',
@@ -86,7 +86,7 @@ describe('eager dispatch', () => {
   });
 
   it('makes nodes READY once every slot is taken (concurrency 1), and they still run', async () => {
-    ctx = tempEngine({ concurrency: 1 });
+    ctx = tempSqliteEngine({ concurrency: 1 });
     const { engine } = ctx;
     await engine.deploy({
       name: 'fan',
@@ -105,7 +105,7 @@ describe('eager dispatch', () => {
   });
 
   it('takes a start back when a later outcome of the same turn fails the instance: the node never ran', async () => {
-    ctx = tempEngine({ registry: createDefaultRegistry().register(failNow) });
+    ctx = tempSqliteEngine({ registry: createDefaultRegistry().register(failNow) });
     const { engine } = ctx;
     const ran: string[] = [];
     const off = engine.on((e) => {
@@ -140,12 +140,12 @@ describe('eager dispatch', () => {
  * free slot, in next_run_at order, as when every start went through a claim.
  */
 describe('eager dispatch does not starve due rows', () => {
-  let ctx: ReturnType<typeof tempEngine>;
+  let ctx: ReturnType<typeof tempSqliteEngine>;
   afterEach(async () => ctx.close());
 
   it('fails an instance whose deadline passed even while its chain keeps every slot busy', async () => {
     const clock = new ManualClock(1_000_000);
-    ctx = tempEngine({ clock, concurrency: 1 });
+    ctx = tempSqliteEngine({ clock, concurrency: 1 });
     const { engine } = ctx;
     await engine.deploy(chain('dl', 5, { deadlineMs: 1000 }));
     const id = await engine.start('dl', {});
@@ -162,7 +162,7 @@ describe('eager dispatch does not starve due rows', () => {
 
   it('runs a READY step of another instance before a long chain has finished', async () => {
     const clock = new ManualClock(1_000_000);
-    ctx = tempEngine({ clock, concurrency: 1 });
+    ctx = tempSqliteEngine({ clock, concurrency: 1 });
     const { engine } = ctx;
     await engine.deploy(chain('long', 8));
     await engine.deploy(chain('short', 1));

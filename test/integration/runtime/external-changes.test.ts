@@ -8,7 +8,7 @@ import { SqliteEngine } from '../../../engine/runtime/engine';
 import type { EngineEvent } from '../../../engine/runtime/events';
 import { EventBatcher } from '../../../engine/api/event-batcher';
 import { ContractEventSchema, type EventBatch } from '../../../engine/api/contract';
-import { runToSettled, tempEngine } from '../../helpers/temp-engine';
+import { runToSettled, tempSqliteEngine } from '../../helpers/temp-engine';
 
 const QUICK = JSON.parse(
   fs.readFileSync(path.join(import.meta.dirname, '../../fixtures/api-quick.workflow.json'), 'utf8'),
@@ -33,7 +33,7 @@ function waitFor(check: () => boolean, timeoutMs: number): Promise<boolean> {
 
 describe('Engine.watchExternalChanges', () => {
   it('emits store.changed within ~2 s when a second engine on the file starts and completes an instance', async () => {
-    const first = tempEngine();
+    const first = tempSqliteEngine();
     cleanups.push(first.close);
     const seen: EngineEvent[] = [];
     cleanups.push(first.engine.on((e) => seen.push(e)));

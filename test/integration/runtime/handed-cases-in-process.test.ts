@@ -9,13 +9,13 @@ import { EngineError } from '../../../engine/errors';
 import { ManualClock } from '../../../engine/runtime/clock';
 import type { EngineEvent } from '../../../engine/runtime/events';
 import type { SqliteEngine, EngineOptions } from '../../../engine/runtime/engine';
-import { tempEngine } from '../../helpers/temp-engine';
+import { tempSqliteEngine } from '../../helpers/temp-engine';
 import { nodeStatus, Probe, scheduleRows, tickTimes, tickUntil, turn, everyOf } from '../../helpers/probe-nodes';
 
 const T0 = Date.UTC(2026, 2, 1, 12, 0, 0);
 const HOUR = 3_600_000;
 
-let ctx: ReturnType<typeof tempEngine> | undefined;
+let ctx: ReturnType<typeof tempSqliteEngine> | undefined;
 afterEach(async () => {
   vi.restoreAllMocks();
   if (ctx) {
@@ -27,7 +27,7 @@ afterEach(async () => {
 
 function setup(clock: ManualClock, options: EngineOptions = {}): { engine: SqliteEngine; probe: Probe } {
   const probe = new Probe();
-  ctx = tempEngine({ registry: probe.registry(), clock, ...options });
+  ctx = tempSqliteEngine({ registry: probe.registry(), clock, ...options });
   return { engine: ctx.engine, probe };
 }
 

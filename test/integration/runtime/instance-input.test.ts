@@ -4,14 +4,14 @@
  * input apart. Real database file.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { tempEngine } from '../../helpers/temp-engine';
+import { tempSqliteEngine } from '../../helpers/temp-engine';
 
 describe('the start variables are stored once while unchanged', () => {
-  let ctx: ReturnType<typeof tempEngine>;
+  let ctx: ReturnType<typeof tempSqliteEngine>;
   afterEach(async () => ctx.close());
 
   it('keeps the input apart from the first change of the variables on', async () => {
-    ctx = tempEngine();
+    ctx = tempSqliteEngine();
     const { engine } = ctx;
     await engine.deploy({
       name: 'vars',

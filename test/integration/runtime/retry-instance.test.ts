@@ -4,7 +4,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../engine/runtime/clock';
 import type { EngineOptions } from '../../../engine/runtime/engine';
-import { Probe, everyOf, nodeStatus, scheduleRows, tickUntil } from '../../helpers/probe-nodes';
+import { Probe, everyOf, nodeStatus, tickUntil } from '../../helpers/probe-nodes';
+import { scheduleRowsIn } from '../../helpers/db-rows';
 import { tempEngine } from '../../helpers/temp-engine';
 import { rejectionOf } from '../../helpers/engine-errors';
 
@@ -67,13 +68,13 @@ describe('retry of a FAILED instance', () => {
     const deadlineAt = (await engine.getInstance(id)).deadlineAt;
     expect(deadlineAt).toBe(1_060_000);
     await tickUntil(engine, async () => (await engine.getInstance(id)).status === 'FAILED', 'a failed');
-    expect(scheduleRows(engine, id)).toEqual([]);
+    expect(await scheduleRowsIn(ctx!.file, id)).toEqual([]);
     clock.advance(1000);
 
     await engine.retry(id);
 
     expect((await engine.getInstance(id)).deadlineAt).toBe(deadlineAt);
-    expect(scheduleRows(engine, id).map((r) => [r.kind, r.next_run_at])).toEqual([
+    expect((await scheduleRowsIn(ctx!.file, id)).map((r) => [r.kind, r.next_run_at])).toEqual([
       ['deadline', 1_060_000],
       ['run', 1_001_000],
     ]);

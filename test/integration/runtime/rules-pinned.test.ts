@@ -4,14 +4,14 @@
  * idempotency keys). Real SQLite files in temp dirs; handlers are the probe types of
  * test/helpers/probe-nodes.ts, whose failures are counted, never random.
  */
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EngineError } from '../../../engine/errors';
 import { backoffDelayMs, DEFAULT_RETRY } from '../../../engine/dsl/schema';
 import { ManualClock } from '../../../engine/runtime/clock';
-import { type EngineOptions, SqliteEngine } from '../../../engine/runtime/engine';
-import { runToSettled, tempDir, tempEngine } from '../../helpers/temp-engine';
-import { nodeStatus, Probe, scheduleRows, tickTimes, tickUntil, turn, everyOf } from '../../helpers/probe-nodes';
+import { Engine, type EngineOptions } from '../../../engine/runtime/engine';
+import { runToSettled, tempEngine, tempLocation } from '../../helpers/temp-engine';
+import { rowsIn, scheduleRowsIn } from '../../helpers/db-rows';
+import { nodeStatus, Probe, tickTimes, tickUntil, turn, everyOf } from '../../helpers/probe-nodes';
 
 const T0 = Date.UTC(2026, 0, 1, 9, 0, 0);
 
@@ -25,15 +25,15 @@ afterEach(async () => {
 });
 
 /** A fresh engine on a new file with the probe types registered. */
-function setup(options: EngineOptions = {}): { engine: SqliteEngine; probe: Probe } {
+function setup(options: EngineOptions = {}): { engine: Engine; probe: Probe } {
   const probe = new Probe();
   ctx = tempEngine({ registry: probe.registry(), ...options });
   return { engine: ctx.engine, probe };
 }
 
-type HistoryEvent = Awaited<ReturnType<SqliteEngine['history']>>[number];
+type HistoryEvent = Awaited<ReturnType<Engine['history']>>[number];
 
-async function events(engine: SqliteEngine, id: number, type: string, nodeId?: string): Promise<HistoryEvent[]> {
+async function events(engine: Engine, id: number, type: string, nodeId?: string): Promise<HistoryEvent[]> {
   return (await engine.history(id)).filter((h) => h.type === type && (nodeId === undefined || h.nodeId === nodeId));
 }
 
@@ -114,7 +114,7 @@ describe('DESIGN.md "Rules pinned"', () => {
       expect(last?.attempt).toBe(n);
       expect(dataOf<{ nextAttemptAt: number; willRetry: boolean }>(last)).toMatchObject({ willRetry: true, nextAttemptAt: expectedAt });
       expect((await engine.getInstance(id)).nodes[0]).toMatchObject({ status: 'RETRYING', attempt: n, nextRunAt: expectedAt });
-      expect(scheduleRows(engine, id)).toEqual([{ kind: 'run', node_id: 'f', next_run_at: expectedAt, lease_owner: null }]);
+      expect(await scheduleRowsIn(ctx!.file, id)).toEqual([{ kind: 'run', node_id: 'f', next_run_at: expectedAt, lease_owner: null }]);
 
       // and: one millisecond early nothing runs; at the due time attempt n+1 does
       clock.set(expectedAt - 1);
@@ -367,7 +367,7 @@ describe('DESIGN.md "Rules pinned"', () => {
     const types = (await engine.history(id)).map((h) => `${h.type}:${h.nodeId ?? ''}`);
     expect(types.indexOf('compensation.completed:c1')).toBeGreaterThan(types.indexOf('node.failed:failing'));
     expect(types.indexOf('compensation.completed:c1')).toBeGreaterThan(types.indexOf('node.cancelled:napping'));
-    expect(scheduleRows(engine, id)).toEqual([]);
+    expect(await scheduleRowsIn(ctx!.file, id)).toEqual([]);
   });
 
   it('a compensation that fails after its retries stops the chain there and SUSPENDs the instance; resuming continues the chain', async () => {
@@ -476,7 +476,7 @@ describe('DESIGN.md "Rules pinned"', () => {
       ['c', 'FAILED'],
     ]);
     expect(probe.calls.filter((c) => c.type === 'undo').map((c) => c.nodeId)).toEqual(['b']);
-    expect(engine.db.raw.prepare(`SELECT count(*) AS n FROM schedule WHERE instance_id = ?`).get(id)).toEqual({ n: 0 });
+    expect(await rowsIn(ctx!.file, `SELECT count(*) AS n FROM schedule WHERE instance_id = ?`, [id])).toEqual([{ n: 0 }]);
   });
 
   it('cancel removes pending timers and retries at once, aborts running handlers, starts nothing downstream, and ends CANCELLED, compensating only when asked', async () => {
@@ -508,13 +508,13 @@ describe('DESIGN.md "Rules pinned"', () => {
     const plain = await engine.start('cancel-me');
     const withComp = await engine.start('cancel-me');
     await tickUntil(engine, async () => (await busy(plain)()) && (await busy(withComp)()), 'both instances waiting, retrying and running');
-    expect(scheduleRows(engine, plain).map((r) => r.kind).sort()).toEqual(['run', 'run', 'timer']);
+    expect((await scheduleRowsIn(ctx!.file, plain)).map((r) => r.kind).sort()).toEqual(['run', 'run', 'timer']);
 
     // when: the first is cancelled without compensation
     await engine.cancel(plain, { actor: 'ops' });
 
     // then: at once, no schedule row is left, the handler saw its abort, and it is CANCELLED
-    expect(scheduleRows(engine, plain)).toEqual([]);
+    expect(await scheduleRowsIn(ctx!.file, plain)).toEqual([]);
     expect((await engine.getInstance(plain)).status).toBe('CANCELLED');
     expect(probe.aborts).toEqual([{ instanceId: plain, nodeId: 's', attempt: 1, reason: 'CANCELLED' }]);
     expect((await events(engine, plain, 'instance.cancelled'))).toHaveLength(1);
@@ -540,7 +540,7 @@ describe('DESIGN.md "Rules pinned"', () => {
     for (const id of [plain, withComp]) {
       const inst = (await engine.getInstance(id));
       expect(inst.status).toBe('CANCELLED');
-      expect(scheduleRows(engine, id)).toEqual([]);
+      expect(await scheduleRowsIn(ctx!.file, id)).toEqual([]);
       expect(inst.nodes.filter((n) => ['t', 'r', 's', 'afterT', 'afterR', 'afterS'].includes(n.id)).every((n) => n.status === 'CANCELLED')).toBe(true);
     }
     expect((await nodeStatus(engine, plain, 'done'))).toBe('COMPLETED');
@@ -597,12 +597,11 @@ describe('DESIGN.md "Rules pinned"', () => {
   });
 
   it('timers are rows with an absolute due time: a restart after sleeping fires an overdue timer once, and a clock set backwards delays nothing already due', async () => {
-    // given: a ManualClock, nap (delay 60 s) → after, on a file in a temp dir
-    const { dir, cleanup } = tempDir();
-    const file = path.join(dir, 'timers.db');
+    // given: a ManualClock, nap (delay 60 s) → after, on a new database (a file in a temp dir, or PostgreSQL's)
+    const { location: file, cleanup } = tempLocation();
     const probe = new Probe();
     const clock = new ManualClock(T0);
-    let engine = SqliteEngine.open(file, { registry: probe.registry(), clock, pollIntervalMs: 10 });
+    let engine = Engine.open(file, { registry: probe.registry(), clock, pollIntervalMs: 10 });
     try {
       await engine.deploy({
         name: 'nap',
@@ -616,13 +615,13 @@ describe('DESIGN.md "Rules pinned"', () => {
       await tickUntil(engine, async () => (await nodeStatus(engine, id, 'nap')) === 'WAITING', 'nap waiting');
 
       // then: the timer is a row with its absolute due time
-      expect(scheduleRows(engine, id)).toEqual([{ kind: 'timer', node_id: 'nap', next_run_at: T0 + 60_000, lease_owner: null }]);
+      expect(await scheduleRowsIn(file, id)).toEqual([{ kind: 'timer', node_id: 'nap', next_run_at: T0 + 60_000, lease_owner: null }]);
       expect((await engine.getInstance(id)).nodes.find((n) => n.id === 'nap')?.nextRunAt).toBe(T0 + 60_000);
 
       // when: the process ends and a new one starts on the file three hours later (a sleeping laptop)
       await engine.close();
       const later = new ManualClock(T0 + 3 * 3_600_000);
-      engine = SqliteEngine.open(file, { registry: probe.registry(), clock: later, pollIntervalMs: 10 });
+      engine = Engine.open(file, { registry: probe.registry(), clock: later, pollIntervalMs: 10 });
       const reopened = engine;
       await tickUntil(reopened, async () => (await reopened.getInstance(id)).status === 'COMPLETED', 'overdue timer fired after restart');
       later.advance(60_000);
@@ -637,7 +636,7 @@ describe('DESIGN.md "Rules pinned"', () => {
 
       // given: a worker whose only slot is busy while a timer comes due
       const c2 = new ManualClock(T0);
-      engine = SqliteEngine.open(file, { registry: probe.registry(), clock: c2, pollIntervalMs: 10, concurrency: 1 });
+      engine = Engine.open(file, { registry: probe.registry(), clock: c2, pollIntervalMs: 10, concurrency: 1 });
       const busy = engine;
       await busy.deploy({ name: 'hold', nodes: [{ id: 'hold', type: 'gate' }] });
       const napper = await busy.start('nap');
@@ -658,11 +657,11 @@ describe('DESIGN.md "Rules pinned"', () => {
       expect(c2.now()).toBe(T0 - 12 * 3_600_000);
       expect(probe.callsOf('after', napper)).toHaveLength(1);
       expect((await events(busy, napper, 'node.completed', 'nap'))).toHaveLength(1);
-      const jumps = busy.db.raw.prepare(`SELECT data_json FROM history WHERE type = 'clock.jumped'`).all() as { data_json: string }[];
+      const jumps = await rowsIn<{ data_json: string }>(file, `SELECT data_json FROM history WHERE type = 'clock.jumped'`);
       expect(jumps.map((j) => JSON.parse(j.data_json) as unknown)).toEqual([{ fromMs: T0 + 120_000, toMs: T0 - 12 * 3_600_000, direction: 'backwards' }]);
     } finally {
       await engine.close();
-      cleanup();
+      await cleanup();
     }
   });
 
@@ -707,7 +706,7 @@ describe('DESIGN.md "Rules pinned"', () => {
     expect(i2.variables).not.toHaveProperty('y');
 
     expect((await engine.listInstances({ status: ['RUNNING', 'PENDING', 'WAITING'] }))).toEqual([]);
-    expect([...scheduleRows(engine, one), ...scheduleRows(engine, two)]).toEqual([]);
+    expect([...(await scheduleRowsIn(ctx!.file, one)), ...(await scheduleRowsIn(ctx!.file, two))]).toEqual([]);
     // and: a start whose variables are above the limit is refused and writes nothing
     await expectEngineError(engine.start('too-big', { variables: { blob: 'z'.repeat(2000) } }), 'INVALID_VARIABLES');
     expect((await engine.listInstances())).toHaveLength(2);
@@ -956,7 +955,7 @@ describe('DSL semantics the runtime owes', () => {
     });
     const id = await engine.start('deadline');
     await tickUntil(engine, async () => (await nodeStatus(engine, id, 'nap')) === 'WAITING' && (await nodeStatus(engine, id, 'hang')) === 'RUNNING', 'waiting and running');
-    expect(scheduleRows(engine, id).find((r) => r.kind === 'deadline')?.next_run_at).toBe(T0 + 1000);
+    expect((await scheduleRowsIn(ctx!.file, id)).find((r) => r.kind === 'deadline')?.next_run_at).toBe(T0 + 1000);
 
     // when: the deadline passes
     clock.advance(1001);
@@ -970,7 +969,7 @@ describe('DSL semantics the runtime owes', () => {
     expect(inst.error).toMatchObject({ code: 'DEADLINE_EXCEEDED' });
     expect(probe.aborts).toEqual([{ instanceId: id, nodeId: 'hang', attempt: 1, reason: 'DEADLINE_EXCEEDED' }]);
     expect(probe.callsOf('afterNap')).toHaveLength(0);
-    expect(scheduleRows(engine, id)).toEqual([]);
+    expect(await scheduleRowsIn(ctx!.file, id)).toEqual([]);
     expect(inst.endedAt).toBe(T0 + 1001);
   });
 
@@ -1100,7 +1099,7 @@ describe('onFailure "suspend": an incident waits for a person, and each resume a
     ],
   };
 
-  async function suspendedInstance(engine: SqliteEngine): Promise<{ id: number; version: number }> {
+  async function suspendedInstance(engine: Engine): Promise<{ id: number; version: number }> {
     await engine.deploy(incident);
     const id = await engine.start('incident', { variables: { region: 'eu', limit: 5 } });
     const inst = await runToSettled(engine, id);

@@ -15,7 +15,7 @@ import { Faults } from '../../../engine/runtime/faults';
 import { createDefaultRegistry } from '../../../engine/nodes/registry';
 import type { NodeType } from '../../../engine/nodes/types';
 import { everyOf } from '../../helpers/probe-nodes';
-import { tempEngine } from '../../helpers/temp-engine';
+import { tempSqliteEngine } from '../../helpers/temp-engine';
 
 const runs: string[] = [];
 const count: NodeType<Record<string, never>> = {
@@ -33,7 +33,7 @@ const count: NodeType<Record<string, never>> = {
 };
 
 describe('a start that waited for the write lock longer than a lease', () => {
-  let ctx: ReturnType<typeof tempEngine>;
+  let ctx: ReturnType<typeof tempSqliteEngine>;
   let other: SqliteEngine | undefined;
   let reader: Database.Database | undefined;
   afterEach(async () => {
@@ -59,7 +59,7 @@ describe('a start that waited for the write lock longer than a lease', () => {
       },
     ]);
     const registry = () => createDefaultRegistry().register(count);
-    ctx = tempEngine({ leaseMs: 400, owner: 'A', registry: registry(), faults });
+    ctx = tempSqliteEngine({ leaseMs: 400, owner: 'A', registry: registry(), faults });
     file = ctx.file;
     const { engine } = ctx;
     await engine.deploy({ name: 'one', nodes: [{ id: 'n', type: 'count', config: {} }], edges: [] });

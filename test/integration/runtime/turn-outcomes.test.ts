@@ -4,20 +4,20 @@
  * expires) while the others of the turn land. Real database file; a trigger refuses one commit.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { tempEngine } from '../../helpers/temp-engine';
+import { tempSqliteEngine } from '../../helpers/temp-engine';
 
 /** Lets handlers started by the last turn settle (they run in microtasks and immediates). */
 const settle = () => new Promise<void>((resolve) => setTimeout(resolve, 30));
 
 describe('outcomes committed without a savepoint each', () => {
-  let ctx: ReturnType<typeof tempEngine>;
+  let ctx: ReturnType<typeof tempSqliteEngine>;
   afterEach(async () => {
     vi.restoreAllMocks();
     await ctx.close();
   });
 
   it('isolates an outcome that fails to commit: the others of its turn land, its claim stays leased', async () => {
-    ctx = tempEngine();
+    ctx = tempSqliteEngine();
     const { engine } = ctx;
     const errors = vi.spyOn(console, 'error').mockImplementation(() => undefined);
     await engine.deploy({ name: 'one', nodes: [{ id: 'a', type: 'pass' }] });

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { EngineError } from '../../../engine/errors';
-import { runToSettled, tempEngine } from '../../helpers/temp-engine';
+import { runToSettled, tempSqliteEngine } from '../../helpers/temp-engine';
 
 async function rejected(promise: Promise<unknown>): Promise<EngineError> {
   const err: unknown = await promise.then(
@@ -17,11 +17,11 @@ async function rejected(promise: Promise<unknown>): Promise<EngineError> {
 }
 
 describe('an inputSchema Ajv cannot compile', () => {
-  let ctx: ReturnType<typeof tempEngine>;
+  let ctx: ReturnType<typeof tempSqliteEngine>;
   afterEach(async () => ctx.close());
 
   it('is refused at deploy with INVALID_INPUT_SCHEMA, and a stored one fails start with INVALID_WORKFLOW, never INTERNAL', async () => {
-    ctx = tempEngine();
+    ctx = tempSqliteEngine();
     const { engine } = ctx;
     // given: deploy refuses the schema outright
     const refused = await rejected(engine.deploy({ name: 'buy', inputSchema: { type: 'objekt' }, nodes: [{ id: 'a', type: 'pass' }] }));
@@ -46,11 +46,11 @@ describe('an inputSchema Ajv cannot compile', () => {
 });
 
 describe('deploying moved nodes (only ui changed)', () => {
-  let ctx: ReturnType<typeof tempEngine>;
+  let ctx: ReturnType<typeof tempSqliteEngine>;
   afterEach(async () => ctx.close());
 
   it('updates the latest version’s ui in place (uiUpdated), exports the new positions, and leaves instances alone', async () => {
-    ctx = tempEngine();
+    ctx = tempSqliteEngine();
     const { engine } = ctx;
     const definition = (x: number) => ({
       name: 'moved',

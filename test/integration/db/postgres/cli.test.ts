@@ -43,6 +43,15 @@ describe('the CLI on PostgreSQL', () => {
     expect(parseJson(show)).toMatchObject({ id, status: 'COMPLETED', workflow: 'pg-cli' });
   });
 
+  it('does not write the schema into a database for a command that only reads (exit 2, NOT_FOUND)', async () => {
+    const r = await runCli('list', '--db', db.url);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('has no Runnel schema');
+    // and init then creates it
+    expect((await runCli('init', '--db', db.url)).code).toBe(0);
+    expect((await runCli('list', '--db', db.url)).code).toBe(0);
+  });
+
   it('refuses a missing database (exit 2, NOT_FOUND) and an unreachable server (exit 1, DATABASE_UNAVAILABLE) without printing the password', async () => {
     const missing = new URL(db.url);
     missing.pathname = '/runnel_cli_missing';
