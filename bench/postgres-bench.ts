@@ -67,13 +67,17 @@ export interface EnginePgRun {
   transitionsPerSec: number;
   /** Write-path round trips per transition, and write transactions per transition. */
   roundTripsPerTransition: number;
+  /** Read-pool queries per transition (the idle loop's `nextDue`, …): round trips too. */
+  readsPerTransition: number;
   transactionsPerTransition: number;
   /** The engine thread's time blocked on the bridge per transition, µs. */
   bridgeUsPerTransition: number;
   /** CPU per transition in the worker processes (both threads), µs. */
   cpuUsPerTransition: number;
-  /** The most frequent statements of the first process, per transition. */
-  top: { sql: string; perTransition: number }[];
+  /** Write transactions rolled back per transition (conflicts retried). */
+  rollbacksPerTransition: number;
+  /** The statements of the first process that took the most bridge time: calls and µs per transition. */
+  top: { sql: string; perTransition: number; usPerTransition: number }[];
 }
 
 /** What the section measured, or why it did not run. */
@@ -231,10 +235,16 @@ async function engineRun(admin: string, processes: number, cfg: PgConfig): Promi
       seconds,
       transitionsPerSec: transitions / seconds,
       roundTripsPerTransition: sum((r) => r.roundTrips) / transitions,
+      readsPerTransition: sum((r) => r.reads) / transitions,
       transactionsPerTransition: sum((r) => r.transactions) / transitions,
       bridgeUsPerTransition: (sum((r) => r.bridgeMs) * 1000) / transitions,
       cpuUsPerTransition: sum((r) => r.cpuUsPerTransition * r.transitions) / transitions,
-      top: first.top.map((t) => ({ sql: t.sql, perTransition: t.calls / Math.max(1, first.transitions) })),
+      rollbacksPerTransition: sum((r) => r.rollbacks) / transitions,
+      top: first.top.map((t) => ({
+        sql: t.sql,
+        perTransition: t.calls / Math.max(1, first.transitions),
+        usPerTransition: (t.ms * 1000) / Math.max(1, first.transitions),
+      })),
     };
   } finally {
     for (const c of children) c.kill();

@@ -26,14 +26,18 @@ export interface EnginePgWorkerResult {
   transitions: number;
   /** Epoch ms of the last COMPLETED event (events are emitted after their commit). */
   lastCommitEpochMs: number;
-  /** Write-path round trips while the worker ran (BEGIN, each statement, COMMIT). */
+  /** Write-path round trips while the worker ran (BEGIN, each statement, COMMIT, ROLLBACK). */
   roundTrips: number;
+  /** Reads sent on the read pool while the worker ran (the loop's `nextDue` when idle, …). */
+  reads: number;
   /** Write transactions begun (loop turns that wrote or read under BEGIN). */
   transactions: number;
   /** Time the engine's thread spent blocked on the bridge (the server and the thread hop), ms. */
   bridgeMs: number;
-  /** The statements most often sent, with their counts (SQL cut to 90 characters). */
-  top: { sql: string; calls: number }[];
+  /** Write transactions rolled back (conflicts retried, failed turns). */
+  rollbacks: number;
+  /** The statements that took the most bridge time: calls and ms in all (SQL cut to 90 characters). */
+  top: { sql: string; calls: number; ms: number }[];
   /** CPU of this process (user + system), µs per transition: the engine's thread and its bridge thread. */
   cpuUsPerTransition: number;
 }
@@ -54,19 +58,22 @@ async function startInstances(engine: Engine, name: string, n: number, firstInde
 /** Counts the write path's round trips (each bridge call is one request and its answer). */
 function countRoundTrips(engine: Engine): {
   roundTrips: number;
+  reads: number;
   transactions: number;
   bridgeMs: number;
-  statements: Map<string, number>;
+  statements: Map<string, { calls: number; ms: number }>;
   reset(): void;
 } {
   const bridge = (engine.storage as PostgresStorage).bridge;
   const counts = {
     roundTrips: 0,
+    reads: 0,
     transactions: 0,
     bridgeMs: 0,
-    statements: new Map<string, number>(),
+    statements: new Map<string, { calls: number; ms: number }>(),
     reset() {
       counts.roundTrips = 0;
+      counts.reads = 0;
       counts.transactions = 0;
       counts.bridgeMs = 0;
       counts.statements.clear();
@@ -75,13 +82,23 @@ function countRoundTrips(engine: Engine): {
   const timed = <T>(sql: string, fn: () => T): T => {
     counts.roundTrips++;
     const key = sql.replace(/\s+/g, ' ').trim().slice(0, 90);
-    counts.statements.set(key, (counts.statements.get(key) ?? 0) + 1);
+    let st = counts.statements.get(key);
+    if (!st) counts.statements.set(key, (st = { calls: 0, ms: 0 }));
+    st.calls++;
     const s = nowMs();
     try {
       return fn();
     } finally {
-      counts.bridgeMs += nowMs() - s;
+      const took = nowMs() - s;
+      st.ms += took;
+      counts.bridgeMs += took;
     }
+  };
+  const pool = (engine.storage as PostgresStorage).pool as unknown as { query: (...args: unknown[]) => unknown };
+  const poolQuery = pool.query.bind(pool);
+  pool.query = (...args: unknown[]) => {
+    counts.reads++;
+    return poolQuery(...args);
   };
   const { query, begin, commitWith, rollback } = bridge;
   Object.assign(bridge, {
@@ -168,9 +185,14 @@ async function work(url: string, warmUrl: string, warm: number, prepare: number 
     transitions,
     lastCommitEpochMs: performance.timeOrigin + last,
     roundTrips: counts.roundTrips,
+    reads: counts.reads,
     transactions: counts.transactions,
     bridgeMs: counts.bridgeMs,
-    top: [...counts.statements].sort((a, b) => b[1] - a[1]).slice(0, 12).map(([sql, calls]) => ({ sql, calls })),
+    rollbacks: counts.statements.get('ROLLBACK')?.calls ?? 0,
+    top: [...counts.statements]
+      .sort((a, b) => b[1].ms - a[1].ms)
+      .slice(0, 14)
+      .map(([sql, st]) => ({ sql, calls: st.calls, ms: Math.round(st.ms) })),
     cpuUsPerTransition: (cpu.user + cpu.system) / Math.max(1, transitions),
   };
   off();

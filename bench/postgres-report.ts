@@ -28,8 +28,9 @@ const RAW_ROUND_TRIPS = 4;
  */
 export function evaluatePostgres(pg: PgSection, target: TargetFn, n: number): { sections: [string, Row[]][]; notes: string[] } {
   if ('skipped' in pg) {
+    const result = target('PostgreSQL: engine vs raw group commit, vs pg-boss, 4 processes vs 1', 'skipped', '0.50×, 3.00×, 1.00×', undefined);
     return {
-      sections: [[`${n}. PostgreSQL`, [{ what: 'PostgreSQL rows', value: 'skipped', ratio: pg.skipped }]]],
+      sections: [[`${n}. PostgreSQL`, [{ what: 'PostgreSQL rows', value: 'skipped', ratio: pg.skipped, target: 'issue 11', result }]]],
       notes: [],
     };
   }
@@ -95,17 +96,22 @@ export function evaluatePostgres(pg: PgSection, target: TargetFn, n: number): { 
     target: '≥ 1.00× of 1',
     result: target('PostgreSQL: 4 engine processes never below 1.0× of one', scale === undefined ? 'n/a' : x(scale), '1.00×', scale === undefined ? undefined : scale >= 1),
   });
-  if (one) {
+  for (const e of [one, four]) {
+    if (!e) continue;
     rows.push({
-      what: '  engine on PostgreSQL, write path per transition (1 process)',
-      value: `${one.roundTripsPerTransition.toFixed(2)} round trips, ${one.transactionsPerTransition.toFixed(3)} transactions`,
+      what: `  engine on PostgreSQL, write path per transition (${procs(e.processes)})`,
+      value: `${e.roundTripsPerTransition.toFixed(2)} round trips (+ ${(e.readsPerTransition ?? 0).toFixed(2)} reads), ${e.transactionsPerTransition.toFixed(3)} transactions, ${(e.rollbacksPerTransition ?? 0).toFixed(3)} rolled back`,
       ratio: `raw gc: ${(RAW_ROUND_TRIPS / 32).toFixed(3)} round trips`,
     });
     rows.push({
-      what: '  engine on PostgreSQL, time per transition (1 process)',
-      value: `${num(one.bridgeUsPerTransition)} µs waiting on the bridge, ${num(one.cpuUsPerTransition)} µs CPU`,
-      ratio: `${num(1e6 / one.transitionsPerSec)} µs wall`,
+      what: `  engine on PostgreSQL, time per transition (${procs(e.processes)})`,
+      value: `${num(e.bridgeUsPerTransition)} µs waiting on the bridge, ${num(e.cpuUsPerTransition)} µs CPU`,
+      ratio: `${num((1e6 * e.processes) / e.transitionsPerSec)} µs wall per process`,
     });
+  }
+  if (one) {
+    const slowest = one.top.slice(0, 3).map((t) => `${t.sql.slice(0, 40)}… ${num(t.usPerTransition ?? 0)} µs`);
+    notes.push(`engine on PostgreSQL, 1 process: the statements with the most bridge time per transition: ${slowest.join('; ')} (all in latest.json)`);
   }
   const title = `${n}. PostgreSQL ${s.server_version ?? ''} (${pg.owned ? 'a cluster the bench started' : 'RUNNEL_BENCH_PG_URL'}; fsync=${s.fsync}, synchronous_commit=${s.synchronous_commit}, full_page_writes=${s.full_page_writes})${pg.config.repeats > 1 ? ` (best of ${pg.config.repeats} runs)` : ''}`;
   return { sections: [[title, rows]], notes };

@@ -166,7 +166,8 @@ export async function startPgCluster(options: PgClusterOptions = {}): Promise<Pg
 
 /** Whether {@link startPgCluster} can find `initdb` (see {@link pgBinDir}). */
 export function pgInstalled(): boolean {
-  return pgBinDir() !== '' || commandExists('initdb');
+  const bin = pgBinDir();
+  return bin === '' ? commandExists('initdb') : fs.existsSync(path.join(bin, 'initdb'));
 }
 
 function commandExists(name: string): boolean {
