@@ -65,7 +65,7 @@ const REPEATS = quick ? 1 : 2;
 
 /** Sizes of the PostgreSQL section (quick: about 30 s; full: a few minutes). */
 const PG_CONFIG: PgConfig = quick
-  ? { rawMs: 1000, rawPopulation: 1000, bossJobs: 3000, engineInstances: 300, engineWarm: 50, repeats: 1 }
+  ? { rawMs: 1000, rawPopulation: 1000, bossJobs: 3000, engineInstances: 500, engineWarm: 150, repeats: 1 }
   : { rawMs: 3000, rawPopulation: 1000, bossJobs: 20_000, engineInstances: 2000, engineWarm: 500, repeats: REPEATS };
 
 /** Arrival rate of the open loops, as a share of the capacity just measured. */
