@@ -8,16 +8,17 @@ import { defineConfig } from 'vitest/config';
  * `tempSqliteEngine()`, a type the PostgreSQL engine has not).
  *
  * Included: the pinned rules (DESIGN.md), the API's nesting and __proto__ rules, names, the script
- * pool, the runtime's engine, concurrency, error edges, faults, idle, incidents, instance retry,
+ * pool, the runtime's engine, concurrency, deadlines, eager dispatch, error edges, external changes
+ * (a second engine on the same database), faults, idle, incidents, instance input, instance retry,
  * templates and worker stop,
  * and the browser host's security (its engine part). About 1 minute more on 2 cores.
  *
  * Not (yet) included, and why:
  * - SQLite only by nature: test/integration/db/* (file damage, disk full, WAL, read-only files,
  *   SQLite's migrations and schema snapshot), electron/* (the desktop app's bundled SQLite).
- * - Use SQLite internals in some tests (engine.db / raw SQL: tempSqliteEngine): runtime/deadlines,
- *   eager-dispatch, handed-cases-in-process, instance-input, turn-outcomes,
- *   workflows, external-changes, start-lease, missing-node-type. To join, their SQL-reading tests
+ * - Use SQLite internals in some tests (engine.db / raw SQL: tempSqliteEngine): runtime/
+ *   handed-cases-in-process, turn-outcomes (a trigger of SQLite's dialect), workflows (edits a
+ *   stored definition by hand), start-lease (reads the file from a fault point), missing-node-type. To join, their SQL-reading tests
  *   read through test/helpers/db-rows.ts (either backend), as rules-pinned and retry-instance do.
  * - Open their databases by path, in this process or in child processes (CLI, `runnel serve`,
  *   worker processes): cli/*, examples/*, api/contract, api/monitor-list, nodes/non-ascii-ids,
@@ -30,16 +31,23 @@ import { defineConfig } from 'vitest/config';
 const PG_CONFORMANCE = [
   // The switch itself: fails if this project silently ran on SQLite.
   'test/integration/postgres/backend-switch.test.ts',
+  'test/integration/api/contract.test.ts',
   'test/integration/api/nesting.test.ts',
   'test/integration/api/prototype-keys.test.ts',
   'test/integration/dsl/names.test.ts',
   'test/integration/nodes/script-pool.test.ts',
   'test/integration/runtime/concurrency.test.ts',
+  'test/integration/runtime/deadlines.test.ts',
+  'test/integration/runtime/eager-dispatch.test.ts',
   'test/integration/runtime/engine.test.ts',
   'test/integration/runtime/error-edges.test.ts',
   'test/integration/runtime/faults.test.ts',
   'test/integration/runtime/idle.test.ts',
+  'test/integration/runtime/external-changes.test.ts',
+  'test/integration/runtime/handed-cases-in-process.test.ts',
   'test/integration/runtime/incidents.test.ts',
+  'test/integration/runtime/lease-renewal.test.ts',
+  'test/integration/runtime/instance-input.test.ts',
   'test/integration/runtime/retry-instance.test.ts',
   'test/integration/runtime/rules-pinned.test.ts',
   'test/integration/runtime/templates.test.ts',

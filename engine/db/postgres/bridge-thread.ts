@@ -21,6 +21,9 @@
  * connection is gone, the request fails with 08003 instead of running on a new one outside the
  * transaction (a ROLLBACK then answers ok: nothing is left to undo).
  *
+ * A `batch` request carries several statements (`items`) run in order, the answer the last one's:
+ * the first that fails ends it and is the answer.
+ *
  * Answers: `{ id, ok: true, rows, rowCount, command, conn }` or `{ id, ok: false, error }`, `error` the
  * driver's error as plain data (`message`, `code` — the SQLSTATE, or a Node errno code such as
  * ECONNREFUSED —, `detail`, `constraint`, …).
@@ -112,10 +115,18 @@ async function run(m) {
   }
 }
 
+// A batch: statements queued by the engine's thread (their answers not needed) and the one it waits
+// for, run in order; the first that fails ends it and is the answer.
+async function runBatch(m) {
+  let last;
+  for (const item of m.items) last = await run({ type: 'query', sql: item.sql, params: item.params, conn: m.conn });
+  return last;
+}
+
 port.on('message', (m) => {
-  run(m).then(
+  (m.type === 'batch' ? runBatch(m) : run(m)).then(
     (r) => answer({ id: m.id, ok: true, rows: r.rows, rowCount: r.rowCount, command: r.command, conn: connId }),
-    (err) => answer({ id: m.id, ok: false, error: plainError(err) }),
+    (err) => answer({ id: m.id, ok: false, error: plainError(err), conn: connId }),
   );
 });
 

@@ -76,7 +76,19 @@ export interface SyncBridge {
    *   DATABASE_UNAVAILABLE when the thread is dead or closed.
    */
   query<R = Record<string, unknown>>(sql: string, params?: readonly unknown[]): QueryResult<R>;
-  /** BEGIN: the queries until {@link commit} / {@link rollback} belong to one transaction on one connection. */
+  /**
+   * Queues a statement of the open transaction whose answer nobody needs (a void write, a lock):
+   * it is sent with the next request that waits for an answer — a query, the COMMIT, a savepoint's
+   * release — in one round trip between the threads, and runs before it, in order. Its error, if
+   * any, is thrown by that request. Outside a transaction it runs at once (as {@link query}).
+   */
+  queue(sql: string, params?: readonly unknown[]): void;
+  /** Drops the queued statements unsent (the transaction or savepoint they belong to is being rolled back). */
+  discardQueued(): void;
+  /**
+   * BEGIN: the queries until {@link commit} / {@link rollback} belong to one transaction on one
+   * connection. The BEGIN itself goes with the transaction's first request.
+   */
   begin(): void;
   /** COMMIT (the transaction's end whatever the answer). @throws PgQueryError as {@link query}. */
   commit(): void;
@@ -126,8 +138,8 @@ export function openBridge(url: string, options: BridgeOptions = {}): SyncBridge
         sessionSql: options.sessionSql ?? [],
       },
       transferList: [port2],
-      // One connection's buffers and a few timers: a small heap, as the SQLite upkeep thread's.
-      resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 8, stackSizeMb: 1 },
+      // A cap, not a reservation: a turn may carry back many 1 MiB variables documents at once.
+      resourceLimits: { maxOldGenerationSizeMb: 512, maxYoungGenerationSizeMb: 16, stackSizeMb: 1 },
     });
   } catch (err) {
     throw new EngineError('DATABASE_UNAVAILABLE', `cannot start the database thread: ${(err as Error).message}`, { cause: err });
@@ -144,6 +156,8 @@ export function openBridge(url: string, options: BridgeOptions = {}): SyncBridge
   });
   let nextId = 0;
   let txConn: number | undefined;
+  /** The connection the last answer (or error) came from. */
+  let lastConn: number | undefined;
   let closing: Promise<void> | undefined;
 
   const deadError = (why: string): EngineError => new EngineError('DATABASE_UNAVAILABLE', `the database thread ${why}`, { retryable: true });
@@ -162,6 +176,7 @@ export function openBridge(url: string, options: BridgeOptions = {}): SyncBridge
       if (got) {
         const a = got.message;
         if (a.id !== id) continue; // an answer to a request given up on: not ours
+        lastConn = a.conn;
         if (!a.ok) throw new PgQueryError(a.error ?? { message: 'unknown error' });
         return a;
       }
@@ -193,38 +208,80 @@ export function openBridge(url: string, options: BridgeOptions = {}): SyncBridge
     throw err;
   }
 
+  /** Statements queued for the next request (see {@link SyncBridge.queue}); a transaction's BEGIN waits here too. */
+  let queued: { sql: string; params: unknown[] | undefined }[] = [];
+  /** The transaction: none, begun but nothing sent yet (its BEGIN queued), or open on the server. */
+  let txState: 'none' | 'queued' | 'open' = 'none';
+  /** `sql` sent with the queued statements before it, in one message; the first send of a transaction learns its connection. */
+  const send = (sql: string, params: readonly unknown[] | undefined) => {
+    const item = { sql, params: params === undefined ? undefined : [...params] };
+    const items = [...queued, item];
+    queued = [];
+    const first = txState === 'queued';
+    if (first) txState = 'open';
+    try {
+      return items.length === 1 ? call({ type: 'query', ...item, conn: txConn }) : call({ type: 'batch', items, conn: txConn });
+    } finally {
+      if (first) txConn = lastConn;
+    }
+  };
+  const endTx = (): void => {
+    txState = 'none';
+    txConn = undefined;
+    queued = [];
+  };
+
   const bridge: SyncBridge = {
     query<R>(sql: string, params?: readonly unknown[]): QueryResult<R> {
-      const a = call({ type: 'query', sql, params: params === undefined ? undefined : [...params], conn: txConn });
+      const a = send(sql, params);
       return { rows: a.rows as R[], rowCount: a.rowCount, command: a.command };
     },
+    queue(sql, params) {
+      if (txState === 'none') {
+        bridge.query(sql, params);
+        return;
+      }
+      queued.push({ sql, params: params === undefined ? undefined : [...params] });
+    },
+    discardQueued() {
+      // A transaction's BEGIN not sent yet stays queued: the transaction goes on.
+      queued = txState === 'queued' ? queued.slice(0, 1) : [];
+    },
     begin() {
-      if (txConn !== undefined) throw new EngineError('INTERNAL', 'a transaction is already open on this connection');
-      txConn = call({ type: 'query', sql: 'BEGIN' }).conn;
+      if (txState !== 'none') throw new EngineError('INTERNAL', 'a transaction is already open on this connection');
+      // Sent with the transaction's first statement: one round trip fewer per transaction.
+      txState = 'queued';
+      queued = [{ sql: 'BEGIN', params: undefined }];
     },
     commit() {
+      // Nothing was sent: there is nothing to commit.
+      if (txState === 'queued' && queued.length === 1) {
+        endTx();
+        return;
+      }
       bridge.commitWith('COMMIT');
     },
     commitWith(sql) {
-      const conn = txConn;
       try {
-        call({ type: 'query', sql, conn });
+        send(sql, undefined);
       } catch (err) {
-        // A statement before the COMMIT failed: the rest of the string was skipped, the transaction is still open (aborted).
+        // A statement before the COMMIT failed: the rest was skipped, the transaction is still open (aborted).
+        const conn = txConn;
+        endTx();
         try {
           call({ type: 'query', sql: 'ROLLBACK', conn });
         } catch {
           // the connection is gone, and the transaction with it
         }
         throw err;
-      } finally {
-        txConn = undefined;
       }
+      endTx();
     },
     rollback() {
+      const sent = txState === 'open';
       const conn = txConn;
-      txConn = undefined;
-      if (conn === undefined) return;
+      endTx();
+      if (!sent) return;
       try {
         call({ type: 'query', sql: 'ROLLBACK', conn });
       } catch {
@@ -232,7 +289,7 @@ export function openBridge(url: string, options: BridgeOptions = {}): SyncBridge
       }
     },
     get inTransaction() {
-      return txConn !== undefined;
+      return txState !== 'none';
     },
     get dead() {
       return gone || closing !== undefined || Atomics.load(state, 0) === DEAD;
@@ -263,7 +320,7 @@ export function openBridge(url: string, options: BridgeOptions = {}): SyncBridge
     },
     close() {
       closing ??= (async () => {
-        txConn = undefined;
+        endTx();
         // Referenced while it exits: an unreferenced thread would let the process end with this wait pending.
         worker.ref();
         if (!gone) worker.postMessage({ type: 'stop' });

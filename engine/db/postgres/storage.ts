@@ -13,6 +13,16 @@
  * A transaction that changed anything ends with `pg_notify('runnel_changes', <this backend's id>)`
  * sent with its COMMIT (one round trip): other backends' `watchChanges` wake on it.
  *
+ * Round trips: statements whose answer nobody reads (void writes, lock requests, the BEGIN) are
+ * queued and sent with the next statement that answers, or with the COMMIT — one hop between the
+ * threads instead of one each (SyncBridge.queue). A deferred statement's error therefore surfaces
+ * at a later statement; when it escapes the transition that way (not contained by a savepoint,
+ * which sends its queue before it ends), the write runs again with every statement sent in place,
+ * so the error is thrown where SQLite would throw it.
+ *
+ * A bridge whose thread died is replaced by a new one at the next write (the write that met the
+ * death failed with DATABASE_UNAVAILABLE; lease renewal moves to the new thread).
+ *
  * Reads: the read model (./read-model.ts) over a `pg.Pool` on the engine's thread (async; no
  * bridge). Leases: renewed on the bridge's thread over a connection of its own (./bridge-thread.ts).
  */
@@ -21,7 +31,7 @@ import pg from 'pg';
 import { EngineError } from '../../errors';
 import type { LeaseKeeper, ReadModel, StorageBackend, WriteQueries } from '../../store/port';
 import { clientConfig } from './connection';
-import { openBridge, type QueryResult, type SyncBridge } from './bridge';
+import { openBridge, PgQueryError, type BridgeOptions, type QueryResult, type SyncBridge } from './bridge';
 import { isRetryableTx, isStorageFailure, postgresError, redactUrl } from './errors';
 import { migratePostgres, PG_SCHEMA_VERSION } from './migrations/index';
 import { createHistoryQueries, createInstanceQueries } from './queries/instances';
@@ -60,7 +70,7 @@ export interface PostgresStorageOptions {
 
 /** The PostgreSQL backend, with what only it has (tests). */
 export interface PostgresStorage extends StorageBackend {
-  /** The write path's bridge (tests: statements outside the port, the thread's death). */
+  /** The write path's bridge now (tests: statements outside the port, the thread's death); a dead one is replaced at the next write. */
   readonly bridge: SyncBridge;
   /** This backend's id: the payload of its NOTIFYs. */
   readonly id: string;
@@ -68,8 +78,6 @@ export interface PostgresStorage extends StorageBackend {
   readonly pool: pg.Pool;
 }
 
-const TRACE = process.env.RUNNEL_PG_TRACE === '1';
-let traceCount = 0;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Delay before retry `n` (0-based) of a conflicting transaction, ms: full jitter over min(200, 2·2^n). */
@@ -105,11 +113,12 @@ export function openPostgresStorage(url: string, options: PostgresStorageOptions
   const readonly = options.readonly === true;
   const busyTimeoutMs = Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000));
   let bridge: SyncBridge;
+  const bridgeOptions: BridgeOptions = {
+    // A session stuck inside a transaction (its process stopped) lets go of its locks after a minute.
+    sessionSql: [`SET lock_timeout = ${busyTimeoutMs}`, `SET idle_in_transaction_session_timeout = 60000`],
+  };
   try {
-    bridge = openBridge(url, {
-      // A session stuck inside a transaction (its process stopped) lets go of its locks after a minute.
-      sessionSql: [`SET lock_timeout = ${busyTimeoutMs}`, `SET idle_in_transaction_session_timeout = 60000`],
-    });
+    bridge = openBridge(url, bridgeOptions);
   } catch (err) {
     throw postgresError(err, url) ?? err;
   }
@@ -125,7 +134,7 @@ export function openPostgresStorage(url: string, options: PostgresStorageOptions
     void bridge.close();
     throw postgresError(err, url) ?? err;
   }
-  return postgresStorage(url, bridge, options);
+  return postgresStorage(url, bridge, bridgeOptions, options);
 }
 
 /** Whether the database has Runnel's schema table. */
@@ -148,7 +157,8 @@ function checkReadableSchema(bridge: SyncBridge, location: string): void {
 }
 
 /** The backend over an open bridge (see the module doc). */
-function postgresStorage(url: string, bridge: SyncBridge, options: PostgresStorageOptions): PostgresStorage {
+function postgresStorage(url: string, first: SyncBridge, bridgeOptions: BridgeOptions, options: PostgresStorageOptions): PostgresStorage {
+  let bridge = first;
   const location = redactUrl(url);
   const readonly = options.readonly === true;
   const id = randomUUID();
@@ -164,21 +174,26 @@ function postgresStorage(url: string, bridge: SyncBridge, options: PostgresStora
   let nameLog: string[] = [];
   let wrote = false;
   let savepoints = 0;
+  /** Void statements wait for the next one that answers (see the module doc); off for a write run again to place an error. */
+  let deferring = true;
 
   const LOCK_INSTANCE = `SELECT pg_advisory_xact_lock(${instanceLockKeys('$1')})`;
   const LOCK_NAME = `SELECT pg_advisory_xact_lock(${WORKFLOW_LOCK_SPACE}, hashtext($1))`;
   const tx: PgTx = {
     run<R>(sql: string, params: readonly unknown[]): QueryResult<R> {
-      traceCount++;
-      const t = TRACE ? performance.now() : 0;
       const r = bridge.query<R>(sql, params);
-      if (TRACE && performance.now() - t > 30) console.error(`pg slow ${(performance.now() - t).toFixed(0)} ms: ${sql.slice(0, 80)}`);
       if (r.rowCount > 0 && r.command !== 'SELECT') wrote = true;
       return r;
     },
+    exec(sql, params) {
+      wrote = true;
+      if (deferring) bridge.queue(sql, params);
+      else bridge.query(sql, params);
+    },
     lockInstance(instanceId) {
       if (locked.has(instanceId)) return;
-      bridge.query(LOCK_INSTANCE, [instanceId]);
+      if (deferring) bridge.queue(LOCK_INSTANCE, [instanceId]);
+      else bridge.query(LOCK_INSTANCE, [instanceId]);
       locked.add(instanceId);
       lockLog.push(instanceId);
     },
@@ -189,7 +204,8 @@ function postgresStorage(url: string, bridge: SyncBridge, options: PostgresStora
     },
     lockWorkflow(name) {
       if (names.has(name)) return;
-      bridge.query(LOCK_NAME, [name]);
+      if (deferring) bridge.queue(LOCK_NAME, [name]);
+      else bridge.query(LOCK_NAME, [name]);
       names.add(name);
       nameLog.push(name);
     },
@@ -211,6 +227,8 @@ function postgresStorage(url: string, bridge: SyncBridge, options: PostgresStora
         return r;
       } catch (err) {
         if (failure(err)) throw err;
+        // Statements of the savepoint still queued never reach the server: it is undone anyway.
+        bridge.discardQueued();
         bridge.query(`ROLLBACK TO SAVEPOINT ${name}; RELEASE SAVEPOINT ${name}`);
         // Locks taken after a savepoint are released when it is rolled back to (PostgreSQL manual, "Explicit Locking").
         for (const i of lockLog.splice(marks[0])) locked.delete(i);
@@ -232,19 +250,27 @@ function postgresStorage(url: string, bridge: SyncBridge, options: PostgresStora
   };
 
   let closed = false;
+  /** The lease renewal the bridge's thread runs, posted again to a new thread. */
+  let leases: Record<string, unknown> | undefined;
+  /** A bridge whose thread died (a crash, out of memory) is replaced by a new one at the next write. */
+  const ensureBridge = (): void => {
+    if (!bridge.dead || closed) return;
+    const old = bridge;
+    bridge = openBridge(url, bridgeOptions);
+    void old.close();
+    if (leases) bridge.post(leases);
+  };
   // Some PostgreSQL variants have no NOTIFY: then commits go without it (watchers poll).
   let notify = true;
   const write = async <T>(fn: (q: WriteQueries) => T): Promise<T> => {
     if (readonly) throw new EngineError('DATABASE_READONLY', `database ${location} is open read-only; this needs to change it`, { retryable: false });
+    deferring = true;
     for (let n = 0; ; n++) {
       if (closed) throw new EngineError('DATABASE_UNAVAILABLE', `database ${location} is closed`);
       try {
-        const t0 = TRACE ? performance.now() : 0;
-        let stmts = 0;
-        if (TRACE) stmts = traceCount;
+        ensureBridge();
         begin();
         const result = fn(queries);
-        if (TRACE && performance.now() - t0 > 50) console.error(`pg write ${(performance.now() - t0).toFixed(0)} ms, ${traceCount - stmts} statements`);
         if (!wrote) bridge.commit();
         else if (!notify) bridge.commit();
         else {
@@ -262,6 +288,13 @@ function postgresStorage(url: string, bridge: SyncBridge, options: PostgresStora
         return result;
       } catch (err) {
         if (bridge.inTransaction) bridge.rollback();
+        if (deferring && err instanceof PgQueryError && !failure(err) && !isRetryableTx(err)) {
+          // A deferred statement failed where a later one was sent, outside the code that would have
+          // caught it: run again with every statement sent in place, so it fails where it belongs.
+          deferring = false;
+          n--;
+          continue;
+        }
         if (!isRetryableTx(err)) throw postgresError(err, url) ?? err;
         options.onConflict?.(err, n + 1);
         // A unique key taken by a race is free on the next run; one taken again and again is a bug, kept as it is.
@@ -284,7 +317,9 @@ function postgresStorage(url: string, bridge: SyncBridge, options: PostgresStora
   return {
     location,
     readonly,
-    bridge,
+    get bridge() {
+      return bridge;
+    },
     id,
     pool,
     write,
@@ -292,15 +327,19 @@ function postgresStorage(url: string, bridge: SyncBridge, options: PostgresStora
     keepLeases({ owner, leaseMs, stallMs }): LeaseKeeper {
       const alive = new BigInt64Array(new SharedArrayBuffer(8));
       Atomics.store(alive, 0, BigInt(Date.now()));
-      bridge.post({ type: 'leases', owner, leaseMs, stallMs, alive });
+      const message = { type: 'leases', owner, leaseMs, stallMs, alive };
+      leases = message;
+      bridge.post(message);
       let stopped: Promise<void> | undefined;
       return {
         alive: () => void Atomics.store(alive, 0, BigInt(Date.now())),
         stop: () => {
           stopped ??= (async () => {
             const seq = ++leaseSeq;
-            const done = bridge.waitFor((m) => (m as { type?: string; id?: number }).type === 'leases-stopped' && (m as { id?: number }).id === seq);
-            bridge.post({ type: 'no-leases', id: seq });
+            if (leases === message) leases = undefined;
+            const b = bridge;
+            const done = b.waitFor((m) => (m as { type?: string; id?: number }).type === 'leases-stopped' && (m as { id?: number }).id === seq);
+            b.post({ type: 'no-leases', id: seq });
             await done;
           })();
           return stopped;

@@ -8,7 +8,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { channels, contract, type Channel, type Output } from '../../../engine/api/contract';
-import { eventually, startSqliteTestHost, type SqliteTestHost } from '../../helpers/browser-host';
+import { eventually, startTestHost, type TestHost } from '../../helpers/browser-host';
+import { rowsIn } from '../../helpers/db-rows';
 
 const root = path.resolve(import.meta.dirname, '../../..');
 const readJson = (file: string): Record<string, unknown> =>
@@ -20,7 +21,7 @@ const failWf = readJson('test/fixtures/api-fail.workflow.json');
 type Instance = Output<'instance:get'>;
 
 /** Waits until instance `id` has one of `statuses` (the host's own worker runs it). */
-function waitFor(h: SqliteTestHost, id: number, statuses: readonly string[]): Promise<Instance> {
+function waitFor(h: TestHost, id: number, statuses: readonly string[]): Promise<Instance> {
   return eventually(
     async () => {
       const inst = await h.value<Instance>('instance:get', { id });
@@ -31,24 +32,22 @@ function waitFor(h: SqliteTestHost, id: number, statuses: readonly string[]): Pr
   );
 }
 
+/** The engine's tables (both backends have these, and only these besides PostgreSQL's runnel_schema). */
+const TABLES = ['dead_letter', 'history', 'instance', 'node', 'node_state', 'schedule', 'workflow'];
+
 /** Row counts of every table: "nothing written" means these do not change. */
-function rowCounts(h: SqliteTestHost): Record<string, number> {
-  const db = h.engine.db.raw;
-  const tables = db
-    .prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`)
-    .all() as { name: string }[];
+async function rowCounts(h: TestHost): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
-  for (const { name } of tables)
-    out[name] = (db.prepare(`SELECT count(*) AS n FROM "${name}"`).get() as { n: number }).n;
+  for (const name of TABLES) out[name] = (await rowsIn<{ n: number }>(h.file, `SELECT count(*) AS n FROM ${name}`))[0]?.n ?? -1;
   return out;
 }
 
 describe('API contract: every channel round-trips through the browser host', () => {
-  let h: SqliteTestHost;
+  let h: TestHost;
   const ids: Record<string, number> = {};
 
   beforeAll(async () => {
-    h = await startSqliteTestHost();
+    h = await startTestHost();
   });
   afterAll(async () => {
     await h.close();
@@ -489,9 +488,9 @@ describe('API contract: every channel round-trips through the browser host', () 
 });
 
 describe('API contract: the designer\'s workflow channels (positions, rename, delete)', () => {
-  let h: SqliteTestHost;
+  let h: TestHost;
   beforeAll(async () => {
-    h = await startSqliteTestHost();
+    h = await startTestHost();
   });
   afterAll(async () => {
     await h.close();
@@ -684,12 +683,12 @@ const badInputs: Record<Channel, { payload: unknown; field: string }[]> = {
 };
 
 describe('API contract: bad input on every channel', () => {
-  let h: SqliteTestHost;
+  let h: TestHost;
   let waitingId: number;
 
   beforeAll(async () => {
     // a larger body limit, so the contract's own field limits (5 MiB) are what refuses huge strings
-    h = await startSqliteTestHost({ bodyLimitBytes: 16 * 1024 * 1024 });
+    h = await startTestHost({ bodyLimitBytes: 16 * 1024 * 1024 });
     await h.value('workflow:save', { definition: purchase });
     waitingId = (await h.value<Output<'instance:start'>>('instance:start', { workflow: 'purchase-approval' }))
       .id;
@@ -705,7 +704,7 @@ describe('API contract: bad input on every channel', () => {
   });
 
   it('each bad payload is BAD_REQUEST naming its field; the host stays up and nothing is written', async () => {
-    const before = rowCounts(h);
+    const before = await rowCounts(h);
     for (const [channel, cases] of Object.entries(badInputs)) {
       for (const { payload, field } of cases) {
         const r = await h.call(channel, payload);
@@ -725,7 +724,7 @@ describe('API contract: bad input on every channel', () => {
         expect(JSON.stringify(r).length, label).toBeLessThan(20_000);
       }
     }
-    expect(rowCounts(h)).toEqual(before);
+    expect(await rowCounts(h)).toEqual(before);
     expect(await h.value('instance:get', { id: waitingId })).toMatchObject({ status: 'WAITING' });
     const health = await fetch(`${h.base}/api/health`, {
       headers: { authorization: `Bearer ${h.server.token}` },
@@ -735,7 +734,7 @@ describe('API contract: bad input on every channel', () => {
   });
 
   it('unknown channels and non-JSON bodies are typed errors too', async () => {
-    const before = rowCounts(h);
+    const before = await rowCounts(h);
     for (const channel of [
       'workflow:nope',
       'toString',
@@ -763,7 +762,7 @@ describe('API contract: bad input on every channel', () => {
     });
     expect(get.status).toBe(405);
     expect(await get.json()).toMatchObject({ ok: false, error: { code: 'BAD_REQUEST' } });
-    expect(rowCounts(h)).toEqual(before);
+    expect(await rowCounts(h)).toEqual(before);
     expect(await h.value('workflow:list')).toHaveLength(1);
   });
 });

@@ -9,7 +9,8 @@ import { z } from 'zod';
 import { createDefaultRegistry } from '../../../engine/nodes/registry';
 import type { NodeType } from '../../../engine/nodes/types';
 import { ManualClock } from '../../../engine/runtime/clock';
-import { tempSqliteEngine } from '../../helpers/temp-engine';
+import { rowsIn } from '../../helpers/db-rows';
+import { tempEngine } from '../../helpers/temp-engine';
 
 /** Lets handlers started by the last turn settle (they run in microtasks and immediates). */
 const settle = () => new Promise<void>((resolve) => setTimeout(resolve, 30));
@@ -43,13 +44,13 @@ const sideEffect: NodeType<Record<string, never>> = {
  * fails the instance.
  */
 describe('a deadline that passes before the turn that would start the next node at once', () => {
-  let ctx: ReturnType<typeof tempSqliteEngine>;
+  let ctx: ReturnType<typeof tempEngine>;
   afterEach(async () => ctx.close());
 
   it('starts nothing (and runs no side effect) once the deadline has failed the instance', async () => {
     calls.length = 0;
     const clock = new ManualClock(1_000_000);
-    ctx = tempSqliteEngine({ clock, registry: createDefaultRegistry().register(sideEffect) });
+    ctx = tempEngine({ clock, registry: createDefaultRegistry().register(sideEffect) });
     const { engine } = ctx;
     await engine.deploy({
       name: 'deadline-race',
@@ -74,7 +75,7 @@ describe('a deadline that passes before the turn that would start the next node 
 });
 
 describe('deadlines shared by many instances', () => {
-  let ctx: ReturnType<typeof tempSqliteEngine>;
+  let ctx: ReturnType<typeof tempEngine>;
   afterEach(async () => ctx.close());
 
   it('starts no node after the deadline, even when more instances share it than a turn fires', async () => {
@@ -90,7 +91,7 @@ describe('deadlines shared by many instances', () => {
       execute: (ctx) => new Promise((resolve) => setTimeout(() => resolve({ output: null }), 2 * (200 - ctx.instanceId))),
     };
     const clock = new ManualClock(1_000_000);
-    ctx = tempSqliteEngine({ clock, concurrency: 150, registry: createDefaultRegistry().register(reverse) });
+    ctx = tempEngine({ clock, concurrency: 150, registry: createDefaultRegistry().register(reverse) });
     const { engine } = ctx;
     await engine.deploy({
       name: 'dl-chain',
@@ -106,15 +107,13 @@ describe('deadlines shared by many instances', () => {
       await engine.tick();
       await settle();
     }
-    const late = engine.db.raw
-      .prepare(`SELECT count(*) AS n FROM node_state s JOIN instance i ON i.id = s.instance_id WHERE s.started_at >= i.deadline_at`)
-      .get() as { n: number };
-    expect(late.n).toBe(0);
+    const [late] = await rowsIn<{ n: number }>(ctx.file, `SELECT count(*) AS n FROM node_state s JOIN instance i ON i.id = s.instance_id WHERE s.started_at >= i.deadline_at`);
+    expect(late?.n).toBe(0);
     const ended = await Promise.all(ids.map((id) => engine.getInstance(id)));
     expect(new Set(ended.map((i) => i.status))).toEqual(new Set(['FAILED']));
     expect(new Set(ended.map((i) => (i.error as { code?: string } | undefined)?.code))).toEqual(new Set(['DEADLINE_EXCEEDED']));
     // Each entry node's completion is recorded; nothing after it started.
     expect(new Set(ended.map((i) => i.nodes.map((n) => n.status).join(',')))).toEqual(new Set(['COMPLETED,CANCELLED,CANCELLED,CANCELLED']));
-    expect(engine.db.raw.prepare(`SELECT count(*) AS n FROM schedule`).get()).toEqual({ n: 0 });
+    expect(await rowsIn(ctx.file, `SELECT count(*) AS n FROM schedule`)).toEqual([{ n: 0 }]);
   });
 });

@@ -11,7 +11,8 @@ import { EngineError } from '../../../engine/errors';
 import { createDefaultRegistry } from '../../../engine/nodes/registry';
 import type { NodeType } from '../../../engine/nodes/types';
 import { ManualClock } from '../../../engine/runtime/clock';
-import { tempSqliteEngine } from '../../helpers/temp-engine';
+import { rowsIn } from '../../helpers/db-rows';
+import { tempEngine } from '../../helpers/temp-engine';
 
 /** Lets handlers started by the last turn settle (they run in microtasks and immediates). */
 const settle = () => new Promise<void>((resolve) => setTimeout(resolve, 30));
@@ -36,11 +37,11 @@ const chain = (name: string, n: number, extra: Record<string, unknown> = {}) => 
 });
 
 describe('eager dispatch', () => {
-  let ctx: ReturnType<typeof tempSqliteEngine>;
+  let ctx: ReturnType<typeof tempEngine>;
   afterEach(async () => ctx.close());
 
   it('starts the next node of a chain in the turn that commits its predecessor, leased to this worker', async () => {
-    ctx = tempSqliteEngine();
+    ctx = tempEngine();
     const { engine } = ctx;
     await engine.deploy({
       name: 'chain',
@@ -48,25 +49,23 @@ describe('eager dispatch', () => {
       edges: [{ from: 'a', to: 'b' }, { from: 'b', to: 'c' }],
     });
     const id = await engine.start('chain', {});
-    const node = engine.db.raw.prepare<[number, string], { status: string; attempt: number; started_at: number | null }>(
-      `SELECT status, attempt, started_at FROM node_state WHERE instance_id = ? AND node_id = ?`,
-    );
-    const schedule = engine.db.raw.prepare<[number], { id: number; node_id: string; lease_owner: string | null; version: number }>(
-      `SELECT id, node_id, lease_owner, version FROM schedule WHERE instance_id = ? ORDER BY id`,
-    );
+    const node = { get: async (i: number, n: string) => (await rowsIn<{ status: string; attempt: number; started_at: number | null }>(
+      ctx.file, `SELECT status, attempt, started_at FROM node_state WHERE instance_id = ? AND node_id = ?`, [i, n]))[0] };
+    const schedule = { all: (i: number) => rowsIn<{ id: number; node_id: string; lease_owner: string | null; version: number }>(
+      ctx.file, `SELECT id, node_id, lease_owner, version FROM schedule WHERE instance_id = ? ORDER BY id`, [i]) };
     // Turn 1 claims the entry node a.
     expect(await engine.tick()).toBe(1);
-    expect(node.get(id, 'a')).toMatchObject({ status: 'RUNNING', attempt: 1 });
-    const [claimOfA] = schedule.all(id);
+    expect(await node.get(id, 'a')).toMatchObject({ status: 'RUNNING', attempt: 1 });
+    const [claimOfA] = await schedule.all(id);
     expect(claimOfA).toMatchObject({ node_id: 'a', lease_owner: engine.owner });
     await settle();
     // Turn 2 commits a and, in the same transaction, starts b: never READY, already leased, in
     // a's row taken over in place (one version later; a READY row claimed later would be a new row).
     expect(await engine.tick()).toBe(2);
-    expect(node.get(id, 'a')?.status).toBe('COMPLETED');
-    expect(node.get(id, 'b')).toMatchObject({ status: 'RUNNING', attempt: 1 });
-    expect(node.get(id, 'b')?.started_at).not.toBeNull();
-    expect(schedule.all(id)).toEqual([{ id: claimOfA?.id, node_id: 'b', lease_owner: engine.owner, version: (claimOfA?.version ?? 0) + 1 }]);
+    expect((await node.get(id, 'a'))?.status).toBe('COMPLETED');
+    expect(await node.get(id, 'b')).toMatchObject({ status: 'RUNNING', attempt: 1 });
+    expect((await node.get(id, 'b'))?.started_at).not.toBeNull();
+    expect(await schedule.all(id)).toEqual([{ id: claimOfA?.id, node_id: 'b', lease_owner: engine.owner, version: (claimOfA?.version ?? 0) + 1 }]);
     await settle();
     expect(await engine.tick()).toBe(2);
     await settle();
@@ -82,11 +81,11 @@ describe('eager dispatch', () => {
     const seq = inst.nodes.map((n) => n.completedSeq ?? 0);
     expect(seq[0]).toBeLessThan(seq[1] ?? 0);
     expect(seq[1]).toBeLessThan(seq[2] ?? 0);
-    expect(schedule.all(id)).toEqual([]);
+    expect(await schedule.all(id)).toEqual([]);
   });
 
   it('makes nodes READY once every slot is taken (concurrency 1), and they still run', async () => {
-    ctx = tempSqliteEngine({ concurrency: 1 });
+    ctx = tempEngine({ concurrency: 1 });
     const { engine } = ctx;
     await engine.deploy({
       name: 'fan',
@@ -105,7 +104,7 @@ describe('eager dispatch', () => {
   });
 
   it('takes a start back when a later outcome of the same turn fails the instance: the node never ran', async () => {
-    ctx = tempSqliteEngine({ registry: createDefaultRegistry().register(failNow) });
+    ctx = tempEngine({ registry: createDefaultRegistry().register(failNow) });
     const { engine } = ctx;
     const ran: string[] = [];
     const off = engine.on((e) => {
@@ -127,7 +126,7 @@ describe('eager dispatch', () => {
     expect(inst.nodes.find((n) => n.id === 'x')).toMatchObject({ status: 'CANCELLED', attempt: 0, startedAt: null });
     expect(inst.nodes.find((n) => n.id === 'p')?.status).toBe('COMPLETED');
     expect(ran).toEqual(['RUNNING', 'CANCELLED']);
-    expect(engine.db.raw.prepare(`SELECT count(*) AS n FROM schedule WHERE instance_id = ?`).get(id)).toEqual({ n: 0 });
+    expect(await rowsIn(ctx.file, `SELECT count(*) AS n FROM schedule WHERE instance_id = ?`, [id])).toEqual([{ n: 0 }]);
     // Nothing is left running: another turn has nothing to commit.
     await settle();
     expect(await engine.tick()).toBe(0);
@@ -140,12 +139,12 @@ describe('eager dispatch', () => {
  * free slot, in next_run_at order, as when every start went through a claim.
  */
 describe('eager dispatch does not starve due rows', () => {
-  let ctx: ReturnType<typeof tempSqliteEngine>;
+  let ctx: ReturnType<typeof tempEngine>;
   afterEach(async () => ctx.close());
 
   it('fails an instance whose deadline passed even while its chain keeps every slot busy', async () => {
     const clock = new ManualClock(1_000_000);
-    ctx = tempSqliteEngine({ clock, concurrency: 1 });
+    ctx = tempEngine({ clock, concurrency: 1 });
     const { engine } = ctx;
     await engine.deploy(chain('dl', 5, { deadlineMs: 1000 }));
     const id = await engine.start('dl', {});
@@ -162,7 +161,7 @@ describe('eager dispatch does not starve due rows', () => {
 
   it('runs a READY step of another instance before a long chain has finished', async () => {
     const clock = new ManualClock(1_000_000);
-    ctx = tempSqliteEngine({ clock, concurrency: 1 });
+    ctx = tempEngine({ clock, concurrency: 1 });
     const { engine } = ctx;
     await engine.deploy(chain('long', 8));
     await engine.deploy(chain('short', 1));

@@ -1,14 +1,14 @@
-// Another process (here: a second Engine on the same file, as `npx runnel demo --db` or `deploy`
+// Another process (here: a second Engine on the same database, as `npx runnel demo --db` or `deploy`
 // would be) commits changes the first engine never sees as events; `watchExternalChanges` turns
 // them into one `store.changed` event, and the host's batcher forwards it at most once per batch.
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SqliteEngine } from '../../../engine/runtime/engine';
+import { Engine } from '../../../engine/runtime/engine';
 import type { EngineEvent } from '../../../engine/runtime/events';
 import { EventBatcher } from '../../../engine/api/event-batcher';
 import { ContractEventSchema, type EventBatch } from '../../../engine/api/contract';
-import { runToSettled, tempSqliteEngine } from '../../helpers/temp-engine';
+import { runToSettled, tempEngine } from '../../helpers/temp-engine';
 
 const QUICK = JSON.parse(
   fs.readFileSync(path.join(import.meta.dirname, '../../fixtures/api-quick.workflow.json'), 'utf8'),
@@ -33,7 +33,7 @@ function waitFor(check: () => boolean, timeoutMs: number): Promise<boolean> {
 
 describe('Engine.watchExternalChanges', () => {
   it('emits store.changed within ~2 s when a second engine on the file starts and completes an instance', async () => {
-    const first = tempSqliteEngine();
+    const first = tempEngine();
     cleanups.push(first.close);
     const seen: EngineEvent[] = [];
     cleanups.push(first.engine.on((e) => seen.push(e)));
@@ -44,7 +44,7 @@ describe('Engine.watchExternalChanges', () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(seen.filter((e) => e.type === 'store.changed')).toEqual([]);
 
-    const second = SqliteEngine.open(first.file, { pollIntervalMs: 10 });
+    const second = Engine.open(first.file, { pollIntervalMs: 10 });
     cleanups.push(() => second.close());
     const id = await second.start('api-quick');
     const done = await runToSettled(second, id);

@@ -8,14 +8,15 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { EngineError } from '../../../engine/errors';
 import { ManualClock } from '../../../engine/runtime/clock';
 import type { EngineEvent } from '../../../engine/runtime/events';
-import type { SqliteEngine, EngineOptions } from '../../../engine/runtime/engine';
-import { tempSqliteEngine } from '../../helpers/temp-engine';
-import { nodeStatus, Probe, scheduleRows, tickTimes, tickUntil, turn, everyOf } from '../../helpers/probe-nodes';
+import type { Engine, EngineOptions } from '../../../engine/runtime/engine';
+import { rowsIn, scheduleRowsIn } from '../../helpers/db-rows';
+import { tempEngine } from '../../helpers/temp-engine';
+import { nodeStatus, Probe, tickTimes, tickUntil, turn, everyOf } from '../../helpers/probe-nodes';
 
 const T0 = Date.UTC(2026, 2, 1, 12, 0, 0);
 const HOUR = 3_600_000;
 
-let ctx: ReturnType<typeof tempSqliteEngine> | undefined;
+let ctx: ReturnType<typeof tempEngine> | undefined;
 afterEach(async () => {
   vi.restoreAllMocks();
   if (ctx) {
@@ -25,13 +26,13 @@ afterEach(async () => {
   ctx = undefined;
 });
 
-function setup(clock: ManualClock, options: EngineOptions = {}): { engine: SqliteEngine; probe: Probe } {
+function setup(clock: ManualClock, options: EngineOptions = {}): { engine: Engine; probe: Probe } {
   const probe = new Probe();
-  ctx = tempSqliteEngine({ registry: probe.registry(), clock, ...options });
+  ctx = tempEngine({ registry: probe.registry(), clock, ...options });
   return { engine: ctx.engine, probe };
 }
 
-async function events(engine: SqliteEngine, id: number, type: string, nodeId?: string) {
+async function events(engine: Engine, id: number, type: string, nodeId?: string) {
   return (await engine.history(id)).filter((h) => h.type === type && (nodeId === undefined || h.nodeId === nodeId));
 }
 
@@ -62,7 +63,7 @@ describe('handed cases, in one process', () => {
     await engine.deploy({ name: 'hold', nodes: [{ id: 'hold', type: 'gate' }] });
     const first = await engine.start('nap');
     await tickUntil(engine, async () => (await nodeStatus(engine, first, 'nap')) === 'WAITING', 'first nap waiting');
-    expect(scheduleRows(engine, first)).toEqual([{ kind: 'timer', node_id: 'nap', next_run_at: T0 + 5 * 60_000, lease_owner: null }]);
+    expect(await scheduleRowsIn(ctx!.file, first)).toEqual([{ kind: 'timer', node_id: 'nap', next_run_at: T0 + 5 * 60_000, lease_owner: null }]);
     // and: a handler that is running across both jumps (its lease must neither lapse nor repeat it)
     const holder = await engine.start('hold');
     await tickUntil(engine, () => probe.gateOpen(holder, 'hold'), 'hold running');
@@ -79,7 +80,7 @@ describe('handed cases, in one process', () => {
     expect(errors).not.toHaveBeenCalled();
     expect((await nodeStatus(engine, first, 'nap'))).toBe('WAITING');
     expect(probe.callsOf('after')).toHaveLength(0);
-    const jumps = engine.db.raw.prepare(`SELECT at, data_json FROM history WHERE type = 'clock.jumped'`).all() as { at: number; data_json: string }[];
+    const jumps = await rowsIn<{ at: number; data_json: string }>(ctx!.file, `SELECT at, data_json FROM history WHERE type = 'clock.jumped'`);
     expect(jumps.map((j) => [j.at, JSON.parse(j.data_json) as unknown])).toEqual([
       [T0 - 12 * HOUR, { fromMs: T0, toMs: T0 - 12 * HOUR, direction: 'backwards' }],
     ]);
@@ -91,17 +92,17 @@ describe('handed cases, in one process', () => {
     }
     expect(probe.callsOf('hold', holder)).toHaveLength(1);
     expect((await events(engine, holder, 'node.recovered'))).toEqual([]);
-    expect(scheduleRows(engine, holder)).toEqual([
+    expect(await scheduleRowsIn(ctx!.file, holder)).toEqual([
       { kind: 'run', node_id: 'hold', next_run_at: expect.any(Number) as number, lease_owner: engine.owner },
     ]);
-    expect(scheduleRows(engine, holder)[0]?.next_run_at).toBeGreaterThan(clock.now());
+    expect((await scheduleRowsIn(ctx!.file, holder))[0]?.next_run_at).toBeGreaterThan(clock.now());
 
     // given: two more instances start on the set-back clock, so three timers are pending
     const second = await engine.start('nap');
     const third = await engine.start('nap');
     await tickUntil(engine, () => everyOf([second, third], async (i) => (await nodeStatus(engine, i, 'nap')) === 'WAITING'), 'three naps waiting');
     const all = [first, second, third];
-    expect(all.map((i) => scheduleRows(engine, i).map((r) => r.kind))).toEqual([['timer'], ['timer'], ['timer']]);
+    expect(await Promise.all(all.map(async (i) => (await scheduleRowsIn(ctx!.file, i)).map((r) => r.kind)))).toEqual([['timer'], ['timer'], ['timer']]);
 
     // when: the clock jumps forward to 12 hours past the original time, then keeps going
     clock.set(T0 + 12 * HOUR);
@@ -118,7 +119,7 @@ describe('handed cases, in one process', () => {
       expect(probe.callsOf('after', id)).toHaveLength(1);
       expect((await events(engine, id, 'node.completed', 'nap'))).toHaveLength(1);
       expect((await events(engine, id, 'timer.started', 'nap'))).toHaveLength(1);
-      expect(scheduleRows(engine, id)).toEqual([]);
+      expect(await scheduleRowsIn(ctx!.file, id)).toEqual([]);
     }
     expect(probe.calls.filter((c) => c.nodeId === 'after').map((c) => c.at)).toEqual([T0 + 12 * HOUR, T0 + 12 * HOUR, T0 + 12 * HOUR]);
     expect(probe.callsOf('hold', holder)).toHaveLength(1);
@@ -135,7 +136,7 @@ describe('handed cases, in one process', () => {
 
     // then: the loop kept turning without an error, recorded the jump, and fired nothing early
     expect(errors).not.toHaveBeenCalled();
-    expect(engine.db.raw.prepare(`SELECT count(*) AS n FROM history WHERE type = 'clock.jumped'`).get()).toEqual({ n: 2 });
+    expect(await rowsIn(ctx!.file, `SELECT count(*) AS n FROM history WHERE type = 'clock.jumped'`)).toEqual([{ n: 2 }]);
     expect((await nodeStatus(engine, late, 'nap'))).toBe('WAITING');
     expect(probe.callsOf('after', late)).toHaveLength(0);
     expect(errors).not.toHaveBeenCalled();
@@ -155,22 +156,21 @@ describe('handed cases, in one process', () => {
     });
     const id = await engine.start('retry-wait');
     await tickUntil(engine, async () => (await nodeStatus(engine, id, 'a')) === 'RETRYING', 'a waiting to retry');
-    expect(scheduleRows(engine, id)).toEqual([{ kind: 'run', node_id: 'a', next_run_at: T0 + 10_000, lease_owner: null }]);
+    expect(await scheduleRowsIn(ctx!.file, id)).toEqual([{ kind: 'run', node_id: 'a', next_run_at: T0 + 10_000, lease_owner: null }]);
 
     // when: cancelled 2 s after the failure
     clock.advance(2000);
     let atCommit: Promise<{ rows: number; status: string }> | undefined;
     engine.on((e) => {
       if (e.type !== 'instance.finished' || e.instanceId !== id) return;
-      // Read as the event is emitted, right after the cancel's commit (the rows synchronously).
-      const rows = scheduleRows(engine, id).length;
-      atCommit = engine.getInstance(id).then((i) => ({ rows, status: i.status }));
+      // Read as the event is emitted, right after the cancel's commit.
+      atCommit = Promise.all([scheduleRowsIn(ctx!.file, id), engine.getInstance(id)]).then(([r, i]) => ({ rows: r.length, status: i.status }));
     });
     await engine.cancel(id, { actor: 'ops', expectedVersion: (await engine.getInstance(id)).version });
 
     // then: the moment the cancel committed, the instance was CANCELLED and its retry row gone
     expect(await atCommit).toEqual({ rows: 0, status: 'CANCELLED' });
-    expect(scheduleRows(engine, id)).toEqual([]);
+    expect(await scheduleRowsIn(ctx!.file, id)).toEqual([]);
     const cancelEvents = (await engine.history(id)).filter((h) => h.type.startsWith('instance.cancel'));
     expect(cancelEvents.map((h) => [h.type, h.at, h.actor])).toEqual([
       ['instance.cancel_requested', T0 + 2000, 'ops'],
@@ -186,7 +186,7 @@ describe('handed cases, in one process', () => {
     expect(probe.callsOf('b')).toHaveLength(0);
     expect((await engine.getInstance(id)).status).toBe('CANCELLED');
     expect((await nodeStatus(engine, id, 'a'))).toBe('CANCELLED');
-    expect(scheduleRows(engine, id)).toEqual([]);
+    expect(await scheduleRowsIn(ctx!.file, id)).toEqual([]);
   });
 
   it('C07 — cancel during a retry wait, race: the retry comes due in the same instant as a cancel carrying the version read before; exactly one wins by the version check', async () => {
@@ -235,7 +235,7 @@ describe('handed cases, in one process', () => {
     expect(probe.callsOf('a', cancelFirst).map((c) => c.attempt)).toEqual([1]);
     expect(probe.callsOf('b', cancelFirst)).toHaveLength(0);
     expect((await engine.getInstance(cancelFirst)).status).toBe('CANCELLED');
-    expect(scheduleRows(engine, cancelFirst)).toEqual([]);
+    expect(await scheduleRowsIn(ctx!.file, cancelFirst)).toEqual([]);
   });
 
   it('C08 — resume with edited variables continues downstream; the repeated resume is refused by the version check and changes nothing', async () => {
@@ -256,7 +256,7 @@ describe('handed cases, in one process', () => {
     });
     const id = await engine.start('c08', { variables: { order: 'A-17' } });
     await tickUntil(engine, async () => (await nodeStatus(engine, id, 'ask')) === 'WAITING', 'approval waiting');
-    expect(scheduleRows(engine, id)).toEqual([{ kind: 'timeout', node_id: 'ask', next_run_at: T0 + 60_000, lease_owner: null }]);
+    expect(await scheduleRowsIn(ctx!.file, id)).toEqual([{ kind: 'timeout', node_id: 'ask', next_run_at: T0 + 60_000, lease_owner: null }]);
 
     // when: the approval times out
     clock.advance(60_001);
@@ -297,14 +297,14 @@ describe('handed cases, in one process', () => {
     expect((skipped[0]?.id ?? 0) - (resumed[0]?.id ?? 0)).toBe(1);
 
     // when: the same resume is sent again, with the version read before
-    const rowBefore = engine.db.raw.prepare('SELECT * FROM instance WHERE id = ?').get(id);
+    const rowBefore = await rowsIn(ctx!.file, 'SELECT * FROM instance WHERE id = ?', [id]);
     const historyBefore = (await engine.history(id)).length;
     const again = await settle(engine.resume(id, request));
 
     // then: refused by the version check, and nothing changed
     expect(again.ok).toBe(false);
     if (!again.ok) expect((again.error as EngineError).code).toBe('CONFLICT');
-    expect(engine.db.raw.prepare('SELECT * FROM instance WHERE id = ?').get(id)).toEqual(rowBefore);
+    expect(await rowsIn(ctx!.file, 'SELECT * FROM instance WHERE id = ?', [id])).toEqual(rowBefore);
     expect((await engine.history(id))).toHaveLength(historyBefore);
     await tickTimes(engine, 3);
     expect(probe.callsOf('ship', id)).toHaveLength(1);

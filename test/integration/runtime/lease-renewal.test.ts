@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../../engine/runtime/engine';
 import { callsByPair, killChildren, readCallLog, spawnWorker, waitFor } from '../../helpers/processes';
-import { tempDir } from '../../helpers/temp-engine';
+import { tempLocation } from '../../helpers/temp-engine';
 import { createTestRegistry } from '../../helpers/test-nodes';
 
 afterEach(async () => {
@@ -18,8 +18,7 @@ afterEach(async () => {
 
 describe('two workers, handlers holding their thread for longer than a lease', () => {
   it('complete every instance at attempt 1, each held step run once', { timeout: 60_000 }, async () => {
-    const { dir, cleanup } = tempDir('runnel-lease-');
-    const file = path.join(dir, 'runnel.db');
+    const { location: file, dir, cleanup } = tempLocation('runnel-lease-');
     const callLog = path.join(dir, 'calls.log');
     const engine = Engine.open(file, { registry: createTestRegistry(callLog) });
     try {
@@ -49,7 +48,7 @@ describe('two workers, handlers holding their thread for longer than a lease', (
       for (const id of quick) expect(pairs.get(`${id}:b`)?.map((c) => c.attempt)).toEqual([1]);
     } finally {
       await engine.close();
-      cleanup();
+      await cleanup();
     }
   });
 });

@@ -35,7 +35,12 @@ export interface PgTx {
    * @throws PgQueryError (SQLSTATE in `code`), EngineError DATABASE_UNAVAILABLE.
    */
   run<R = Record<string, unknown>>(sql: string, params: readonly unknown[]): QueryResult<R>;
-  /** Takes instance `id`'s lock (waiting for a transaction that holds it), once per transaction. */
+  /**
+   * Runs a statement whose answer nobody reads (a void write): queued, and sent with the next
+   * statement that answers (see SyncBridge.queue in ../bridge.ts); its error is thrown there.
+   */
+  exec(sql: string, params: readonly unknown[]): void;
+  /** Takes instance `id`'s lock (waiting for a transaction that holds it), once per transaction; queued as {@link exec}. */
   lockInstance(id: number): void;
   /** Notes that this transaction holds instance `id` already (it created it, or a claim's try-lock got it). */
   holdsInstance(id: number): void;

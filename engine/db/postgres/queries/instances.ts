@@ -62,7 +62,7 @@ export function createInstanceQueries(tx: PgTx): InstanceQueries {
   /** A change whose last parameter is the instance id, the lock taken first. */
   const change = (sql: string, id: number, params: unknown[]): void => {
     tx.lockInstance(id);
-    tx.run(sql, [...params, id]);
+    tx.exec(sql, [...params, id]);
   };
   const variablesOf = (id: number): { status: InstanceStatus; v: string } | undefined => one(VARIABLES, id);
   return {
@@ -119,7 +119,7 @@ export function createHistoryQueries(tx: PgTx): HistoryQueries {
     },
     deadLetter: ({ instanceId, nodeId, kind, attempts, error, now }) => {
       tx.lockInstance(instanceId);
-      tx.run(DEAD_LETTER, [instanceId, nodeId, kind, attempts, JSON.stringify(error), now]);
+      tx.exec(DEAD_LETTER, [instanceId, nodeId, kind, attempts, JSON.stringify(error), now]);
     },
   };
 }

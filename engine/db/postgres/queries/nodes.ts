@@ -100,13 +100,13 @@ export function createNodeQueries(tx: PgTx): NodeQueries {
   /** Runs a change whose parameters end with (instanceId, nodeId), the lock taken first. */
   const change = (sql: string, params: unknown[], instanceId: number, nodeId?: string): void => {
     tx.lockInstance(instanceId);
-    tx.run(sql, nodeId === undefined ? [...params, instanceId] : [...params, instanceId, nodeId]);
+    tx.exec(sql, nodeId === undefined ? [...params, instanceId] : [...params, instanceId, nodeId]);
   };
   return {
     insert: ({ instanceId, nodeId, status, attemptLimit, pendingIn, now }) => {
       const running = status === 'RUNNING';
       tx.lockInstance(instanceId);
-      tx.run(INSERT, [instanceId, nodeId, status, running ? 1 : 0, attemptLimit, pendingIn, running ? now : null]);
+      tx.exec(INSERT, [instanceId, nodeId, status, running ? 1 : 0, attemptLimit, pendingIn, running ? now : null]);
     },
     get: (instanceId, nodeId) => {
       const r = rows<RawNode>(GET, instanceId, nodeId)[0];

@@ -57,7 +57,7 @@ export function createScheduleQueries(tx: PgTx): ScheduleQueries {
   const changed = (sql: string, params: readonly unknown[]): boolean => tx.run(sql, params).rowCount > 0;
   const forInstance = (sql: string, instanceId: number, ...rest: unknown[]): void => {
     tx.lockInstance(instanceId);
-    tx.run(sql, [instanceId, ...rest]);
+    tx.exec(sql, [instanceId, ...rest]);
   };
   const idOf = (rows: { id: number }[]): number => (rows[0] as { id: number }).id;
   return {
@@ -68,8 +68,8 @@ export function createScheduleQueries(tx: PgTx): ScheduleQueries {
     lease: ({ id, version, owner, until }) => changed(LEASE, [owner, until, id, version]),
     extendLease: ({ id, version, owner, until }) => changed(EXTEND_LEASE, [until, id, owner, version]),
     holds: ({ id, version, owner }) => tx.run(HOLDS, [id, owner, version]).rows.length > 0,
-    defer: ({ id, owner, at }) => void tx.run(DEFER, [owner, at, id]),
-    reuseForRun: ({ id, nodeId, leaseUntil, now }) => void tx.run(REUSE_FOR_RUN, [nodeId, leaseUntil, now, id]),
+    defer: ({ id, owner, at }) => tx.exec(DEFER, [owner, at, id]),
+    reuseForRun: ({ id, nodeId, leaseUntil, now }) => tx.exec(REUSE_FOR_RUN, [nodeId, leaseUntil, now, id]),
     insert: ({ instanceId, nodeId, kind, at, retryCount, now }: { instanceId: number; nodeId: string | null; kind: ScheduleKind; at: number; retryCount: number; now: number }) => {
       tx.lockInstance(instanceId);
       return idOf(tx.run<{ id: number }>(INSERT, [instanceId, nodeId, kind, at, retryCount, now]).rows);
@@ -78,13 +78,13 @@ export function createScheduleQueries(tx: PgTx): ScheduleQueries {
       tx.lockInstance(instanceId);
       return idOf(tx.run<{ id: number }>(INSERT_LEASED, [instanceId, nodeId, leaseUntil, owner, now]).rows);
     },
-    delete: (id) => void tx.run(DELETE, [id]),
+    delete: (id) => tx.exec(DELETE, [id]),
     deleteForInstance: (instanceId) => forInstance(DELETE_FOR_INSTANCE, instanceId),
     deleteUnleasedForInstance: (instanceId) => forInstance(DELETE_UNLEASED_FOR_INSTANCE, instanceId),
     deleteDeadline: (instanceId) => forInstance(DELETE_DEADLINE, instanceId),
     deleteForNode: (instanceId, nodeId) => forInstance(DELETE_FOR_NODE, instanceId, nodeId),
-    rebaseDue: ({ from, to }) => void tx.run(REBASE_DUE, [to, from]),
-    shiftLeases: ({ byMs, now }) => void tx.run(SHIFT_LEASES, [byMs, now]),
-    releaseLeases: ({ owner, now }) => void tx.run(RELEASE_LEASES, [now, owner]),
+    rebaseDue: ({ from, to }) => tx.exec(REBASE_DUE, [to, from]),
+    shiftLeases: ({ byMs, now }) => tx.exec(SHIFT_LEASES, [byMs, now]),
+    releaseLeases: ({ owner, now }) => tx.exec(RELEASE_LEASES, [now, owner]),
   };
 }

@@ -40,10 +40,10 @@ export function createWorkflowQueries(tx: PgTx): WorkflowQueries {
     maxVersion: (name) => named<{ v: number | null }>(MAX_VERSION, name)[0]?.v ?? 0,
     nameUsed: (name) => named(ANY_ROW, name).length > 0,
     liveInstances: (name) => named<{ n: number }>(LIVE_INSTANCES, name)[0]?.n ?? 0,
-    updateDsl: (id, dslJson) => void tx.run(UPDATE_DSL, [dslJson, id]),
+    updateDsl: (id, dslJson) => tx.exec(UPDATE_DSL, [dslJson, id]),
     renameVersion: ({ id, name, dslJson, hash }) => {
       tx.lockWorkflow(name);
-      tx.run(RENAME, [name, dslJson, hash, id]);
+      tx.exec(RENAME, [name, dslJson, hash, id]);
     },
     markDeleted: (name, now) => {
       tx.lockWorkflow(name);
@@ -54,7 +54,7 @@ export function createWorkflowQueries(tx: PgTx): WorkflowQueries {
       const id = (tx.run<{ id: number }>(INSERT, [name, version, dslJson, hash, now]).rows[0] as { id: number }).id;
       if (nodes.length > 0) {
         const col = <K extends keyof WorkflowNodeRow>(k: K): WorkflowNodeRow[K][] => nodes.map((n) => n[k]);
-        tx.run(INSERT_NODES, [
+        tx.exec(INSERT_NODES, [
           id,
           col('nodeId'),
           col('type'),

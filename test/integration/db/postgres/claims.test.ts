@@ -84,4 +84,58 @@ describe('two worker processes on one PostgreSQL database', () => {
       cleanup();
     }
   });
+
+  it('lose nothing and complete no step twice when one worker is SIGKILLed mid-run', { timeout: 120_000 }, async () => {
+    const db = await tempPostgres();
+    const { dir, cleanup } = tempDir('runnel-pg-crash-');
+    const callLog = path.join(dir, 'calls.log');
+    const engine = Engine.open(db.url, { registry: createTestRegistry(callLog) });
+    try {
+      // given the same workflow (the counted node takes 50 ms) and two workers with 800 ms leases
+      await engine.deploy({
+        name: 'pg-crash',
+        nodes: [
+          { id: 'a', type: 'pass', output: 'a' },
+          { id: 'tally', type: 'count', config: { delayMs: 50 } },
+          { id: 'b', type: 'pass' },
+        ],
+        edges: [
+          { from: 'a', to: 'tally' },
+          { from: 'tally', to: 'b' },
+        ],
+      });
+      const workers = [0, 1].map(() => spawnWorker({ db: db.url, callLog, leaseMs: 800, concurrency: 16, exitWhenIdle: false }));
+      await Promise.all(workers.map((w) => w.ready));
+      const n = 200;
+      const ids = await engine.startMany('pg-crash', Array.from({ length: n }, (_, i) => ({ i })));
+      // when the first worker is killed once both have made progress
+      await waitFor(() => new Set(readCallLog(callLog).map((c) => c.pid)).size === 2 && readCallLog(callLog).length >= 40, 60_000, 'both workers calling', 20);
+      (workers[0] as (typeof workers)[number]).kill('SIGKILL');
+      await waitFor(async () => (await engine.countByStatus({})).COMPLETED === n, 100_000, `${n} instances COMPLETED`, 100);
+      (workers[1] as (typeof workers)[number]).kill('SIGTERM');
+      await Promise.all(workers.map((w) => w.exited));
+
+      // then every instance completed, and each node's completion was recorded once
+      expect(await engine.countByStatus({})).toEqual({ COMPLETED: n });
+      const client = new pg.Client({ connectionString: db.url });
+      await client.connect();
+      try {
+        const twice = await client.query(
+          `SELECT instance_id, node_id FROM history WHERE type = 'node.completed' GROUP BY instance_id, node_id HAVING count(*) > 1`,
+        );
+        expect(twice.rows).toEqual([]);
+        const completed = await client.query(`SELECT count(*)::int AS n FROM history WHERE type = 'node.completed'`);
+        expect(completed.rows).toEqual([{ n: 3 * n }]);
+      } finally {
+        await client.end();
+      }
+      // and every counted node was called (a call cut by the kill may have run again: at least once)
+      const pairs = callsByPair(readCallLog(callLog));
+      expect(new Set([...pairs.keys()].map((k) => Number(k.split(':')[0])))).toEqual(new Set(ids));
+    } finally {
+      await engine.close();
+      await db.drop();
+      cleanup();
+    }
+  });
 });

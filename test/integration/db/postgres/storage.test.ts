@@ -130,6 +130,50 @@ describe('the PostgreSQL backend', () => {
     }
   });
 
+  it('throws a deferred statement\'s error where the statement was made: in its savepoint, or (run again) at its call', async () => {
+    const engine = open();
+    await engine.deploy({ name: 'one', nodes: [{ id: 'p', type: 'delay', config: { durationMs: 3_600_000 } }] });
+    const id = await engine.start('one');
+    const storage = engine.storage as PostgresStorage;
+    const bogus = { instanceId: id, nodeId: 'p', status: 'BOGUS' as never };
+    // a savepoint contains it (its queue is sent before it ends), and the transaction goes on to commit
+    await storage.write((q) => {
+      expect(() => q.savepoint(() => q.nodes.setStatus(bogus))).toThrow(/check constraint/);
+      q.instances.setVariables({ id, variables: { after: 'savepoint' }, now: Date.now() });
+    });
+    expect((await engine.getInstance(id)).variables).toEqual({ after: 'savepoint' });
+    // outside one, the write runs again with statements sent in place: the error is thrown by the call that made it
+    const thrownAt: string[] = [];
+    const err = await storage
+      .write((q) => {
+        try {
+          q.nodes.setStatus(bogus);
+        } catch (e) {
+          thrownAt.push('setStatus');
+          throw e;
+        }
+        q.instances.get(id);
+        thrownAt.push('after');
+      })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect((err as { code?: string }).code).toBe('23514');
+    expect(thrownAt).toEqual(['setStatus']);
+  });
+
+  it("goes on with a new bridge thread after its thread died", async () => {
+    const engine = open();
+    await engine.deploy({ name: 'before', nodes: [{ id: 'p', type: 'pass' }] });
+    const storage = engine.storage as PostgresStorage;
+    const first = storage.bridge;
+    expect(() => first.crashForTest()).toThrow(/died/);
+    await engine.deploy({ name: 'after', nodes: [{ id: 'p', type: 'pass' }] });
+    expect(storage.bridge).not.toBe(first);
+    expect((await engine.listWorkflows()).map((w) => w.name)).toEqual(['after', 'before']);
+  });
+
   it("keeps a worker's lease alive from the bridge's thread while a handler holds the engine's thread", async () => {
     // given a node type that holds the thread for 2.5 s, watching its own lease meanwhile through a bridge of its own
     const leaseMs = 600;
