@@ -65,8 +65,11 @@ export interface EnginePgRun {
   transitions: number;
   seconds: number;
   transitionsPerSec: number;
-  /** Write-path round trips per transition, and write transactions per transition. */
+  /** Write-path statements per transition: each one round trip to the server. */
   roundTripsPerTransition: number;
+  /** Requests the engine's thread blocked on per transition (queued statements ride along). */
+  hopsPerTransition: number;
+  /** Write transactions per transition. */
   /** Read-pool queries per transition (the idle loop's `nextDue`, …): round trips too. */
   readsPerTransition: number;
   transactionsPerTransition: number;
@@ -76,7 +79,7 @@ export interface EnginePgRun {
   cpuUsPerTransition: number;
   /** Write transactions rolled back per transition (conflicts retried). */
   rollbacksPerTransition: number;
-  /** The statements of the first process that took the most bridge time: calls and µs per transition. */
+  /** The statements the first process sent most often: calls and µs blocked in the hops they made, per transition. */
   top: { sql: string; perTransition: number; usPerTransition: number }[];
 }
 
@@ -234,7 +237,8 @@ async function engineRun(admin: string, processes: number, cfg: PgConfig): Promi
       transitions,
       seconds,
       transitionsPerSec: transitions / seconds,
-      roundTripsPerTransition: sum((r) => r.roundTrips) / transitions,
+      roundTripsPerTransition: sum((r) => r.statements) / transitions,
+      hopsPerTransition: sum((r) => r.hops) / transitions,
       readsPerTransition: sum((r) => r.reads) / transitions,
       transactionsPerTransition: sum((r) => r.transactions) / transitions,
       bridgeUsPerTransition: (sum((r) => r.bridgeMs) * 1000) / transitions,

@@ -11,8 +11,8 @@
  * every 50 ms, and on the line `stop` stops and prints `BENCH_RESULT {json}`
  * ({@link EnginePgWorkerResult}).
  *
- * Every round trip of the write path is counted (the bridge's query/begin/commit calls wrapped:
- * one call is one request to the server and its answer), with the statements that made them.
+ * The write path's traffic is counted (see {@link countRoundTrips}): statements (server round
+ * trips), the hops between the engine's thread and the bridge's, and the time blocked in them.
  */
 import fs from 'node:fs';
 import { Engine } from '../engine/api/index';
@@ -26,8 +26,10 @@ export interface EnginePgWorkerResult {
   transitions: number;
   /** Epoch ms of the last COMPLETED event (events are emitted after their commit). */
   lastCommitEpochMs: number;
-  /** Write-path round trips while the worker ran (BEGIN, each statement, COMMIT, ROLLBACK). */
-  roundTrips: number;
+  /** Write-path statements while the worker ran, each one round trip to the server (BEGIN, COMMIT and ROLLBACK included). */
+  statements: number;
+  /** Requests the engine's thread blocked on (queued statements ride with the next). */
+  hops: number;
   /** Reads sent on the read pool while the worker ran (the loop's `nextDue` when idle, …). */
   reads: number;
   /** Write transactions begun (loop turns that wrote or read under BEGIN). */
@@ -36,7 +38,7 @@ export interface EnginePgWorkerResult {
   bridgeMs: number;
   /** Write transactions rolled back (conflicts retried, failed turns). */
   rollbacks: number;
-  /** The statements that took the most bridge time: calls and ms in all (SQL cut to 90 characters). */
+  /** The statements sent most often: calls, and ms blocked in the hops each one made (SQL cut to 90 characters). */
   top: { sql: string; calls: number; ms: number }[];
   /** CPU of this process (user + system), µs per transition: the engine's thread and its bridge thread. */
   cpuUsPerTransition: number;
@@ -55,36 +57,63 @@ async function startInstances(engine: Engine, name: string, n: number, firstInde
   }
 }
 
-/** Counts the write path's round trips (each bridge call is one request and its answer). */
+/**
+ * Counts the write path's traffic by wrapping the bridge (engine/db/postgres/bridge.ts):
+ * - statements: each is one round trip to the server (the bridge's thread sends them one at a
+ *   time and waits for each answer; a multi-statement string such as `…; COMMIT` is one). A
+ *   transaction's BEGIN counts once it is sent (with its first statement);
+ * - hops: requests the engine's thread blocks on (`query`, a COMMIT, a ROLLBACK): queued
+ *   statements (`queue`: void writes, locks, the BEGIN) ride along with the next one;
+ * - the engine thread's time blocked in hops, per statement that made the hop.
+ */
 function countRoundTrips(engine: Engine): {
-  roundTrips: number;
+  statements: number;
+  hops: number;
   reads: number;
   transactions: number;
   bridgeMs: number;
-  statements: Map<string, { calls: number; ms: number }>;
+  bySql: Map<string, { calls: number; ms: number }>;
   reset(): void;
 } {
   const bridge = (engine.storage as PostgresStorage).bridge;
   const counts = {
-    roundTrips: 0,
+    statements: 0,
+    hops: 0,
     reads: 0,
     transactions: 0,
     bridgeMs: 0,
-    statements: new Map<string, { calls: number; ms: number }>(),
+    bySql: new Map<string, { calls: number; ms: number }>(),
     reset() {
-      counts.roundTrips = 0;
+      counts.statements = 0;
+      counts.hops = 0;
       counts.reads = 0;
       counts.transactions = 0;
       counts.bridgeMs = 0;
-      counts.statements.clear();
+      counts.bySql.clear();
     },
   };
-  const timed = <T>(sql: string, fn: () => T): T => {
-    counts.roundTrips++;
+  /** A BEGIN queued and not sent yet: it goes with the transaction's first statement, or never. */
+  let beginPending = false;
+  const entry = (sql: string) => {
     const key = sql.replace(/\s+/g, ' ').trim().slice(0, 90);
-    let st = counts.statements.get(key);
-    if (!st) counts.statements.set(key, (st = { calls: 0, ms: 0 }));
+    let st = counts.bySql.get(key);
+    if (!st) counts.bySql.set(key, (st = { calls: 0, ms: 0 }));
+    return st;
+  };
+  const statement = (sql: string) => {
+    if (beginPending) {
+      beginPending = false;
+      counts.statements++;
+      entry('BEGIN').calls++;
+    }
+    counts.statements++;
+    const st = entry(sql);
     st.calls++;
+    return st;
+  };
+  const hop = <T>(sql: string, fn: () => T): T => {
+    const st = statement(sql);
+    counts.hops++;
     const s = nowMs();
     try {
       return fn();
@@ -100,15 +129,25 @@ function countRoundTrips(engine: Engine): {
     counts.reads++;
     return poolQuery(...args);
   };
-  const { query, begin, commitWith, rollback } = bridge;
+  const { query, queue, begin, commitWith, rollback } = bridge;
   Object.assign(bridge, {
-    query: (sql: string, params?: readonly unknown[]) => timed(sql, () => query.call(bridge, sql, params)),
+    query: (sql: string, params?: readonly unknown[]) => hop(sql, () => query.call(bridge, sql, params)),
+    queue: (sql: string, params?: readonly unknown[]) => {
+      // Outside a transaction the bridge runs it at once through query (counted there).
+      if (bridge.inTransaction) statement(sql);
+      queue.call(bridge, sql, params);
+    },
     begin: () => {
       counts.transactions++;
-      timed('BEGIN', () => begin.call(bridge));
+      begin.call(bridge);
+      beginPending = true;
     },
-    commitWith: (sql: string) => timed(sql, () => commitWith.call(bridge, sql)),
-    rollback: () => (bridge.inTransaction ? timed('ROLLBACK', () => rollback.call(bridge)) : rollback.call(bridge)),
+    commitWith: (sql: string) => hop(sql, () => commitWith.call(bridge, sql)),
+    rollback: () => {
+      const sent = bridge.inTransaction && !beginPending;
+      beginPending = false;
+      return sent ? hop('ROLLBACK', () => rollback.call(bridge)) : rollback.call(bridge);
+    },
   });
   return counts;
 }
@@ -184,13 +223,14 @@ async function work(url: string, warmUrl: string, warm: number, prepare: number 
   const result: EnginePgWorkerResult = {
     transitions,
     lastCommitEpochMs: performance.timeOrigin + last,
-    roundTrips: counts.roundTrips,
+    statements: counts.statements,
+    hops: counts.hops,
     reads: counts.reads,
     transactions: counts.transactions,
     bridgeMs: counts.bridgeMs,
-    rollbacks: counts.statements.get('ROLLBACK')?.calls ?? 0,
-    top: [...counts.statements]
-      .sort((a, b) => b[1].ms - a[1].ms)
+    rollbacks: counts.bySql.get('ROLLBACK')?.calls ?? 0,
+    top: [...counts.bySql]
+      .sort((a, b) => b[1].calls - a[1].calls)
       .slice(0, 14)
       .map(([sql, st]) => ({ sql, calls: st.calls, ms: Math.round(st.ms) })),
     cpuUsPerTransition: (cpu.user + cpu.system) / Math.max(1, transitions),

@@ -100,7 +100,7 @@ export function evaluatePostgres(pg: PgSection, target: TargetFn, n: number): { 
     if (!e) continue;
     rows.push({
       what: `  engine on PostgreSQL, write path per transition (${procs(e.processes)})`,
-      value: `${e.roundTripsPerTransition.toFixed(2)} round trips (+ ${(e.readsPerTransition ?? 0).toFixed(2)} reads), ${e.transactionsPerTransition.toFixed(3)} transactions, ${(e.rollbacksPerTransition ?? 0).toFixed(3)} rolled back`,
+      value: `${e.roundTripsPerTransition.toFixed(2)} statements = server round trips (+ ${(e.readsPerTransition ?? 0).toFixed(2)} reads) in ${(e.hopsPerTransition ?? 0).toFixed(2)} thread hops; ${e.transactionsPerTransition.toFixed(3)} transactions, ${(e.rollbacksPerTransition ?? 0).toFixed(3)} rolled back`,
       ratio: `raw gc: ${(RAW_ROUND_TRIPS / 32).toFixed(3)} round trips`,
     });
     rows.push({
@@ -110,8 +110,8 @@ export function evaluatePostgres(pg: PgSection, target: TargetFn, n: number): { 
     });
   }
   if (one) {
-    const slowest = one.top.slice(0, 3).map((t) => `${t.sql.slice(0, 40)}… ${num(t.usPerTransition ?? 0)} µs`);
-    notes.push(`engine on PostgreSQL, 1 process: the statements with the most bridge time per transition: ${slowest.join('; ')} (all in latest.json)`);
+    const most = one.top.slice(0, 4).map((t) => `${t.sql.slice(0, 40)}… ${t.perTransition.toFixed(2)}`);
+    notes.push(`engine on PostgreSQL, 1 process: the statements sent most often, per transition: ${most.join('; ')} (all, with the time blocked, in the results JSON)`);
   }
   const title = `${n}. PostgreSQL ${s.server_version ?? ''} (${pg.owned ? 'a cluster the bench started' : 'RUNNEL_BENCH_PG_URL'}; fsync=${s.fsync}, synchronous_commit=${s.synchronous_commit}, full_page_writes=${s.full_page_writes})${pg.config.repeats > 1 ? ` (best of ${pg.config.repeats} runs)` : ''}`;
   return { sections: [[title, rows]], notes };
