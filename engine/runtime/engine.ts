@@ -11,7 +11,7 @@ import { EngineError } from '../errors';
 import { isTerminal } from '../vocabulary';
 import type { RunnelDb } from '../db/open-database';
 import { openSqliteStorage, type SqliteStorage, type SqliteStorageOptions } from '../db/sqlite-storage';
-import { isPostgresUrl } from '../db/postgres/errors';
+import { isPostgresUrl, redactUrl } from '../db/postgres/errors';
 import { openPostgresStorage, type PostgresStorageOptions } from '../db/postgres/storage';
 import type { InstanceFilter, StorageBackend } from '../store/port';
 import type { WorkflowInput } from '../dsl/schema';
@@ -465,9 +465,13 @@ export class SqliteEngine extends Engine {
   /**
    * Opens (creating and migrating if needed) the SQLite database `file` and builds an engine on it.
    *
-   * @throws EngineError DATABASE_CORRUPT, DATABASE_NEWER, DATABASE_READONLY, NOT_FOUND (see openDatabase).
+   * @throws EngineError DATABASE_CORRUPT, DATABASE_NEWER, DATABASE_READONLY, NOT_FOUND (see openDatabase);
+   *   INVALID_INPUT for a PostgreSQL URL (that is {@link Engine.open}'s).
    */
   static override open(file: string, options: EngineOptions = {}): SqliteEngine {
+    if (isPostgresUrl(file)) {
+      throw new EngineError('INVALID_INPUT', `${redactUrl(file)} is a PostgreSQL URL: SqliteEngine opens SQLite files (Engine.open opens either)`);
+    }
     return new SqliteEngine(openSqliteStorage(file, options), options);
   }
 }

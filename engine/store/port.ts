@@ -1,6 +1,7 @@
 /**
  * The storage port: everything the runtime asks of a database, as an interface a backend
- * implements (SQLite today, engine/db/sqlite-storage.ts; PostgreSQL next).
+ * implements: SQLite (engine/db/sqlite-storage.ts) and PostgreSQL (engine/db/postgres/storage.ts,
+ * over a sync bridge to a thread that waits on the driver).
  *
  * Two kinds of operation, all Promise-returning so that a networked database can implement them:
  * - `write(fn)`: one write transaction, serialized per process, in which `fn` runs the state

@@ -96,6 +96,7 @@ const broken = (err) => !err || /^(08|57P)/.test(String(err.code)) || /^E[A-Z]+$
 async function run(m) {
   if (m.type === 'connect') { if (!client) await connect(); return { rows: [], rowCount: 0, command: 'CONNECT' }; }
   if (m.type === 'die') process.exit(1);
+  if (m.type === 'hang') for (;;) { /* a thread stuck for good: its heartbeat stops */ }
   if (m.conn !== undefined && (!client || m.conn !== connId)) {
     // The transaction died with its connection: nothing may run outside it as if it were inside.
     if (m.sql === 'ROLLBACK') return { rows: [], rowCount: 0, command: 'ROLLBACK' };

@@ -18,7 +18,7 @@
  * Cost (measured 2026-12-02 on this 2-core VM's local 15.x cluster over 127.0.0.1, a prepared
  * `SELECT $1::int`, medians of 2,000 runs, test/integration/db/postgres/bridge.test.ts "measures
  * its per-query overhead"): 102 µs a query through the bridge against 56 µs awaited on a `pg`
- * Client directly — the thread hop adds about 50 µs per statement (two runs: +47 and +58 µs).
+ * Client directly — the thread hop adds about 50 µs per statement (runs of the test: +47 to +66 µs).
  * That is what batching void writes (pg-plan, "Later optimization") would save per statement.
  */
 import { createRequire } from 'node:module';
@@ -106,6 +106,8 @@ export interface SyncBridge {
   waitFor(match: (m: unknown) => boolean): Promise<void>;
   /** Tests: makes the thread exit in the middle of a request, as a crash would; the request throws DATABASE_UNAVAILABLE. */
   crashForTest(): void;
+  /** Tests: makes the thread hang for good in the middle of a request; after `deadAfterMs` without a heartbeat the request throws DATABASE_UNAVAILABLE and the thread is ended. */
+  hangForTest(): void;
   /** Ends the connections and the thread; resolves when it has exited. Safe to call twice. */
   close(): Promise<void>;
 }
@@ -159,11 +161,13 @@ export function openBridge(url: string, options: BridgeOptions = {}): SyncBridge
   /** The connection the last answer (or error) came from. */
   let lastConn: number | undefined;
   let closing: Promise<void> | undefined;
+  /** Given up on (no heartbeat): ended, whether or not its exit was seen yet. */
+  let broken = false;
 
   const deadError = (why: string): EngineError => new EngineError('DATABASE_UNAVAILABLE', `the database thread ${why}`, { retryable: true });
 
   const call = (m: Record<string, unknown>, patienceMs = deadAfterMs): { rows: unknown[]; rowCount: number; command: string; conn: number } => {
-    if (gone || closing || Atomics.load(state, 0) === DEAD) throw deadError(closing ? 'is closed' : 'is gone');
+    if (gone || broken || closing || Atomics.load(state, 0) === DEAD) throw deadError(closing ? 'is closed' : 'is gone');
     const id = ++nextId;
     Atomics.store(state, 0, WAITING);
     port1.postMessage({ ...m, id });
@@ -193,6 +197,7 @@ export function openBridge(url: string, options: BridgeOptions = {}): SyncBridge
         beat = b;
         beatAt = Date.now();
       } else if (Date.now() - beatAt > patienceMs) {
+        broken = true;
         void worker.terminate();
         throw deadError(`stopped answering (no heartbeat for ${patienceMs} ms)`);
       }
@@ -292,7 +297,7 @@ export function openBridge(url: string, options: BridgeOptions = {}): SyncBridge
       return txState !== 'none';
     },
     get dead() {
-      return gone || closing !== undefined || Atomics.load(state, 0) === DEAD;
+      return gone || broken || closing !== undefined || Atomics.load(state, 0) === DEAD;
     },
     post(message) {
       if (!gone) worker.postMessage(message);
@@ -317,6 +322,9 @@ export function openBridge(url: string, options: BridgeOptions = {}): SyncBridge
     },
     crashForTest() {
       call({ type: 'die' });
+    },
+    hangForTest() {
+      call({ type: 'hang' });
     },
     close() {
       closing ??= (async () => {

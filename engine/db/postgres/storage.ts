@@ -115,7 +115,12 @@ export function openPostgresStorage(url: string, options: PostgresStorageOptions
   let bridge: SyncBridge;
   const bridgeOptions: BridgeOptions = {
     // A session stuck inside a transaction (its process stopped) lets go of its locks after a minute.
-    sessionSql: [`SET lock_timeout = ${busyTimeoutMs}`, `SET idle_in_transaction_session_timeout = 60000`],
+    // READ COMMITTED whatever the server's default: each statement after an instance lock sees the latest commits (./queries/context.ts).
+    sessionSql: [
+      `SET default_transaction_isolation = 'read committed'`,
+      `SET lock_timeout = ${busyTimeoutMs}`,
+      `SET idle_in_transaction_session_timeout = 60000`,
+    ],
   };
   try {
     bridge = openBridge(url, bridgeOptions);

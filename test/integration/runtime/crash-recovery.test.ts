@@ -10,8 +10,7 @@
  */
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openDatabase } from '../../../engine/db/open-database';
-import { SqliteEngine } from '../../../engine/runtime/engine';
+import { Engine } from '../../../engine/runtime/engine';
 import {
   busyErrors,
   callsByPair,
@@ -20,7 +19,8 @@ import {
   spawnWorker,
   type Exit,
 } from '../../helpers/processes';
-import { tempDir } from '../../helpers/temp-engine';
+import { rowsIn } from '../../helpers/db-rows';
+import { tempDir, tempLocation } from '../../helpers/temp-engine';
 import { createTestRegistry, type CallLine } from '../../helpers/test-nodes';
 
 const SEED = 0x5eed_c0de;
@@ -145,11 +145,15 @@ interface Run {
   callLog: string;
 }
 
-/** A new file with the workload deployed and started (business keys `<workflow>-<n>`). */
+/** Databases made by {@link prepare}, removed at the end of the test. */
+const databases: (() => Promise<void>)[] = [];
+
+/** A new database (the run's backend) with the workload deployed and started (business keys `<workflow>-<n>`). */
 async function prepare(dir: string, name: string): Promise<Run> {
-  const file = path.join(dir, `${name}.db`);
+  const { location: file, cleanup } = tempLocation(`runnel-crash-${name}-`);
+  databases.push(cleanup);
   const callLog = path.join(dir, `${name}.calls.log`);
-  const engine = SqliteEngine.open(file, { registry: createTestRegistry(callLog) });
+  const engine = Engine.open(file, { registry: createTestRegistry(callLog) });
   try {
     for (const wf of WORKFLOWS) await engine.deploy(wf);
     for (let i = 0; i < PER_WORKFLOW; i++) {
@@ -177,41 +181,30 @@ interface Outcome {
   schedule: number;
 }
 
-function readOutcome(file: string, callLog: string): Outcome {
-  const engine = SqliteEngine.open(file, { registry: createTestRegistry(callLog) });
-  try {
-    const raw = engine.db.raw;
-    const instances = raw.prepare(`SELECT id, business_key, status FROM instance`).all() as {
-      id: number;
-      business_key: string;
-      status: string;
-    }[];
-    const nodes = raw
-      .prepare(
-        `SELECT s.instance_id, s.node_id, n.type, s.attempt, s.status FROM node_state s
-           JOIN instance i ON i.id = s.instance_id JOIN node n ON n.workflow_id = i.workflow_id AND n.node_id = s.node_id`,
-      )
-      .all() as Outcome['nodes'];
-    const states: Outcome['states'] = new Map();
-    const business = new Map<number, string>();
-    for (const i of instances) {
-      states.set(i.business_key, { status: i.status, nodes: {} });
-      business.set(i.id, i.business_key);
-    }
-    for (const n of nodes) {
-      const st = states.get(business.get(n.instance_id) ?? '');
-      if (st) st.nodes[n.node_id] = n.status;
-    }
-    const history = raw
-      .prepare(
-        `SELECT instance_id, node_id, type, attempt, data_json FROM history WHERE instance_id IS NOT NULL ORDER BY id`,
-      )
-      .all() as Outcome['history'];
-    const schedule = (raw.prepare(`SELECT count(*) AS n FROM schedule`).get() as { n: number }).n;
-    return { states, history, nodes, business, schedule };
-  } finally {
-    engine.db.close();
+/** What the database at `file` holds once every worker has stopped (read on connections of its own). */
+async function readOutcome(file: string): Promise<Outcome> {
+  const instances = await rowsIn<{ id: number; business_key: string; status: string }>(file, `SELECT id, business_key, status FROM instance`);
+  const nodes = await rowsIn<Outcome['nodes'][number]>(
+    file,
+    `SELECT s.instance_id, s.node_id, n.type, s.attempt, s.status FROM node_state s
+       JOIN instance i ON i.id = s.instance_id JOIN node n ON n.workflow_id = i.workflow_id AND n.node_id = s.node_id`,
+  );
+  const states: Outcome['states'] = new Map();
+  const business = new Map<number, string>();
+  for (const i of instances) {
+    states.set(i.business_key, { status: i.status, nodes: {} });
+    business.set(i.id, i.business_key);
   }
+  for (const n of nodes) {
+    const st = states.get(business.get(n.instance_id) ?? '');
+    if (st) st.nodes[n.node_id] = n.status;
+  }
+  const history = await rowsIn<Outcome['history'][number]>(
+    file,
+    `SELECT instance_id, node_id, type, attempt, data_json FROM history WHERE instance_id IS NOT NULL ORDER BY id`,
+  );
+  const schedule = (await rowsIn<{ n: number }>(file, `SELECT count(*) AS n FROM schedule`))[0]?.n ?? -1;
+  return { states, history, nodes, business, schedule };
 }
 
 afterEach(async () => {
@@ -285,7 +278,7 @@ describe('crash recovery: SIGKILL at random points', () => {
           finishedEarly = true;
           break;
         }
-        const leftAfterKills = openNodes(crashy.file);
+        const leftAfterKills = await openNodes(crashy.file);
         // then a final worker runs to completion
         const last = spawnWorker({ db: crashy.file, callLog: crashy.callLog, ...WORKER });
         expect(await last.exited, last.stderr()).toEqual({ code: 0, signal: null });
@@ -298,8 +291,8 @@ describe('crash recovery: SIGKILL at random points', () => {
         );
         expect(kills + faultDeaths, 'the workload must outlast the kills').toBeGreaterThanOrEqual(MIN_KILLS);
 
-        const ref = readOutcome(clean.file, clean.callLog);
-        const got = readOutcome(crashy.file, crashy.callLog);
+        const ref = await readOutcome(clean.file);
+        const got = await readOutcome(crashy.file);
 
         // every instance reached the crash-free run's terminal state, node by node
         expect(got.states.size).toBe(PER_WORKFLOW * WORKFLOWS.length);
@@ -387,6 +380,7 @@ describe('crash recovery: SIGKILL at random points', () => {
         expect(stderr.join('\n')).not.toContain('RUNNEL_WORKER_STUCK');
       } finally {
         await killChildren();
+        for (const drop of databases.splice(0)) await drop();
         cleanup();
       }
     },
@@ -394,19 +388,9 @@ describe('crash recovery: SIGKILL at random points', () => {
 });
 
 /** How many node states of `file` still owe work. */
-function openNodes(file: string): number {
-  const db = openDatabase(file, { migrate: false });
-  try {
-    return (
-      db.raw
-        .prepare(
-          `SELECT count(*) AS n FROM node_state WHERE status IN ('PENDING', 'READY', 'RUNNING', 'WAITING', 'RETRYING')`,
-        )
-        .get() as { n: number }
-    ).n;
-  } finally {
-    db.close();
-  }
+async function openNodes(file: string): Promise<number> {
+  const [row] = await rowsIn<{ n: number }>(file, `SELECT count(*) AS n FROM node_state WHERE status IN ('PENDING', 'READY', 'RUNNING', 'WAITING', 'RETRYING')`);
+  return row?.n ?? -1;
 }
 
 function business(o: Outcome, instanceId: number): string {

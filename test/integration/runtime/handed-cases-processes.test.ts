@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SqliteEngine } from '../../../engine/runtime/engine';
+import { Engine } from '../../../engine/runtime/engine';
 import {
   busyErrors,
   callsByPair,
@@ -23,7 +23,8 @@ import {
   waitFor,
   type Child,
 } from '../../helpers/processes';
-import { tempDir } from '../../helpers/temp-engine';
+import { rowsIn } from '../../helpers/db-rows';
+import { tempLocation, TEST_BACKEND } from '../../helpers/temp-engine';
 import { createTestRegistry } from '../../helpers/test-nodes';
 
 const HELPERS = fileURLToPath(new URL('../../helpers/', import.meta.url));
@@ -35,19 +36,18 @@ interface Ctx {
   dir: string;
   file: string;
   callLog: string;
-  engine: SqliteEngine;
-  cleanup: () => void;
+  engine: Engine;
+  cleanup: () => Promise<void>;
 }
 
 let ctx: Ctx | undefined;
 const servers: http.Server[] = [];
 
-/** A fresh file with a parent-side engine (no worker runs here) that knows the test node types. */
+/** A fresh database (the run's backend) with a parent-side engine (no worker runs here) that knows the test node types. */
 function setup(): Ctx {
-  const { dir, cleanup } = tempDir('runnel-proc-');
-  const file = path.join(dir, 'runnel.db');
+  const { location: file, dir, cleanup } = tempLocation('runnel-proc-');
   const callLog = path.join(dir, 'calls.log');
-  const engine = SqliteEngine.open(file, { registry: createTestRegistry(callLog), pollIntervalMs: POLL_MS });
+  const engine = Engine.open(file, { registry: createTestRegistry(callLog), pollIntervalMs: POLL_MS });
   ctx = { dir, file, callLog, engine, cleanup };
   return ctx;
 }
@@ -57,32 +57,30 @@ afterEach(async () => {
   for (const s of servers.splice(0)) s.close();
   if (ctx) {
     await ctx.engine.close();
-    ctx.cleanup();
+    await ctx.cleanup();
     ctx = undefined;
   }
 });
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-type History = Awaited<ReturnType<SqliteEngine['history']>>;
+type History = Awaited<ReturnType<Engine['history']>>;
 const ofNode = (h: History, nodeId: string, type: string) =>
   h.filter((e) => e.nodeId === nodeId && e.type === type);
 
-/** Rows the file still schedules. */
-function scheduleRows(
-  engine: SqliteEngine,
-): { kind: string; node_id: string | null; lease_owner: string | null; next_run_at: number }[] {
-  return engine.db.raw.prepare(`SELECT kind, node_id, lease_owner, next_run_at FROM schedule`).all() as never;
+/** Rows the database still schedules. */
+function scheduleRows(file: string): Promise<{ kind: string; node_id: string | null; lease_owner: string | null; next_run_at: number }[]> {
+  return rowsIn(file, `SELECT kind, node_id, lease_owner, next_run_at FROM schedule ORDER BY id`);
 }
 
 /** Instances that are RUNNING without a schedule row under a live lease at `now`. */
-function runningWithoutLease(engine: SqliteEngine, now: number): number[] {
-  const rows = engine.db.raw
-    .prepare(
-      `SELECT i.id FROM instance i WHERE i.status = 'RUNNING' AND NOT EXISTS (
-         SELECT 1 FROM schedule s WHERE s.instance_id = i.id AND s.lease_owner IS NOT NULL AND s.lease_expires_at > ?)`,
-    )
-    .all(now) as { id: number }[];
+async function runningWithoutLease(file: string, now: number): Promise<number[]> {
+  const rows = await rowsIn<{ id: number }>(
+    file,
+    `SELECT i.id FROM instance i WHERE i.status = 'RUNNING' AND NOT EXISTS (
+       SELECT 1 FROM schedule s WHERE s.instance_id = i.id AND s.lease_owner IS NOT NULL AND s.lease_expires_at > ?)`,
+    [now],
+  );
   return rows.map((r) => r.id);
 }
 
@@ -192,10 +190,10 @@ describe('handed cases with real processes', () => {
     expect((await first.exited).signal).toBe('SIGKILL');
     // while it is down, the instance waits for its retry (it is not RUNNING without a lease)
     expect((await engine.getInstance(id)).status).toBe('WAITING');
-    expect(scheduleRows(engine)).toEqual([
+    expect(await scheduleRows(file)).toEqual([
       { kind: 'run', node_id: 'flaky', lease_owner: null, next_run_at: retryAt },
     ]);
-    expect(runningWithoutLease(engine, Date.now())).toEqual([]);
+    expect(await runningWithoutLease(file, Date.now())).toEqual([]);
 
     // and a new worker starts once the retry is overdue (the case waits 5 s; 1 s keeps the shape)
     await sleep(Math.max(0, retryAt + 500 - Date.now()));
@@ -204,7 +202,7 @@ describe('handed cases with real processes', () => {
     expect(readyAt).toBeGreaterThan(retryAt);
     const orphans: number[] = [];
     while (!second.done) {
-      orphans.push(...runningWithoutLease(engine, Date.now()));
+      orphans.push(...(await runningWithoutLease(file, Date.now())));
       await sleep(10);
     }
     expect(await second.exited, second.stderr()).toEqual({ code: 0, signal: null });
@@ -222,7 +220,7 @@ describe('handed cases with real processes', () => {
     expect(ofNode(h, 'flaky', 'node.failed').map((e) => e.attempt)).toEqual([1, 2]);
     expect(ofNode(h, 'flaky', 'node.completed').map((e) => e.attempt)).toEqual([3]);
     expect((await engine.getInstance(id)).status).toBe('COMPLETED');
-    expect(scheduleRows(engine)).toEqual([]);
+    expect(await scheduleRows(file)).toEqual([]);
     expect(orphans).toEqual([]);
   });
 
@@ -259,10 +257,8 @@ describe('handed cases with real processes', () => {
       expect(exits[i], w.stderr()).toEqual({ code: 0, signal: null });
       expect(busyErrors(w.stderr() + w.stdout())).toEqual([]);
     }
-    const recovered = engine.db.raw
-      .prepare(`SELECT count(*) AS n FROM history WHERE type = 'node.recovered'`)
-      .get() as { n: number };
-    expect(recovered.n).toBe(0);
+    const [recovered] = await rowsIn<{ n: number }>(file, `SELECT count(*) AS n FROM history WHERE type = 'node.recovered'`);
+    expect(recovered?.n).toBe(0);
   });
 
   it.each(['SIGTERM', 'SIGKILL'] as const)(
@@ -325,10 +321,10 @@ describe('handed cases with real processes', () => {
 
   it('C06 — a hung handler: each attempt is cut at its timeout, three attempts, then the failure path', async () => {
     // given stuck with timeoutMs 200 and maxAttempts 3 (the worker runs in this process)
-    const { dir } = tempDir('runnel-c06-');
+    const { location: file, dir, cleanup } = tempLocation('runnel-c06-');
     const callLog = path.join(dir, 'calls.log');
     const aborts: { attempt: number; reason: unknown }[] = [];
-    const engine = SqliteEngine.open(path.join(dir, 'runnel.db'), {
+    const engine = Engine.open(file, {
       registry: createTestRegistry(callLog, {
         onStuckAbort: (c, reason) => aborts.push({ attempt: c.attempt, reason }),
       }),
@@ -387,16 +383,18 @@ describe('handed cases with real processes', () => {
       const inst = (await engine.getInstance(id));
       expect(inst.status).toBe('FAILED');
       expect(inst.nodes.find((n) => n.id === 'stuck')).toMatchObject({ status: 'FAILED', attempt: 3 });
-      const dead = engine.db.raw
-        .prepare(`SELECT node_id, kind, attempts, error_json FROM dead_letter WHERE instance_id = ?`)
-        .all(id) as { node_id: string; kind: string; attempts: number; error_json: string }[];
+      const dead = await rowsIn<{ node_id: string; kind: string; attempts: number; error_json: string }>(
+        file,
+        `SELECT node_id, kind, attempts, error_json FROM dead_letter WHERE instance_id = ?`,
+        [id],
+      );
       expect(dead).toHaveLength(1);
       expect(dead[0]).toMatchObject({ node_id: 'stuck', kind: 'node', attempts: 3 });
       expect((JSON.parse(dead[0]!.error_json) as { code: string }).code).toBe('TIMEOUT');
-      expect(scheduleRows(engine)).toEqual([]);
+      expect(await scheduleRows(file)).toEqual([]);
     } finally {
       await engine.close();
-      fs.rmSync(dir, { recursive: true, force: true });
+      await cleanup();
     }
   });
 
@@ -407,7 +405,7 @@ describe('handed cases with real processes', () => {
    */
   async function killedEveryAttempt(
     killer: 'fault' | 'parent',
-  ): Promise<{ engine: SqliteEngine; id: number; deaths: number; callLog: string; last: Child }> {
+  ): Promise<{ engine: Engine; file: string; id: number; deaths: number; callLog: string; last: Child }> {
     const { engine, file, callLog } = setup();
     await engine.deploy({
       name: 'c06-killed',
@@ -439,7 +437,7 @@ describe('handed cases with real processes', () => {
         continue;
       }
       expect(exit, w.stderr()).toEqual({ code: 0, signal: null });
-      return { engine, id, deaths, callLog, last: w };
+      return { engine, file, id, deaths, callLog, last: w };
     }
     throw new Error(`the worker was still dying after ${deaths} restarts: the node retries forever`);
   }
@@ -448,7 +446,7 @@ describe('handed cases with real processes', () => {
     'C06 — a hung handler, variant: SIGKILL during every attempt (%s)',
     { timeout: 90_000 },
     async (killer) => {
-      const { engine, id, deaths, callLog } = await killedEveryAttempt(killer);
+      const { engine, file, id, deaths, callLog } = await killedEveryAttempt(killer);
       expect(deaths).toBe(3);
       // attempts 1..3 each started (the fault kills right after the claim; the parent after the call)
       expect(readCallLog(callLog).map((c) => c.attempt)).toEqual(killer === 'fault' ? [] : [1, 2, 3]);
@@ -472,14 +470,13 @@ describe('handed cases with real processes', () => {
       const inst = (await engine.getInstance(id));
       expect(inst.status).toBe('FAILED');
       expect(inst.nodes.find((n) => n.id === 'stuck')).toMatchObject({ status: 'FAILED', attempt: 3 });
-      expect(
-        engine.db.raw.prepare(`SELECT count(*) AS n FROM dead_letter WHERE instance_id = ?`).get(id),
-      ).toEqual({ n: 1 });
-      expect(scheduleRows(engine)).toEqual([]);
+      expect(await rowsIn(file, `SELECT count(*) AS n FROM dead_letter WHERE instance_id = ?`, [id])).toEqual([{ n: 1 }]);
+      expect(await scheduleRows(file)).toEqual([]);
     },
   );
 
-  it('C11 — SQLITE_BUSY despite busy_timeout', { timeout: 90_000 }, async () => {
+  // SQLite's locking and WAL (C11, C12) have no PostgreSQL meaning: SQLite only.
+  it.skipIf(TEST_BACKEND === 'postgres')('C11 — SQLITE_BUSY despite busy_timeout', { timeout: 90_000 }, async () => {
     // given a file with one instance row that two processes read, then write under its version
     const { engine, file, dir } = setup();
     await engine.deploy({ name: 'c11-row', nodes: [{ id: 'a', type: 'pass' }], edges: [] });
@@ -529,7 +526,7 @@ describe('handed cases with real processes', () => {
     );
   });
 
-  it('C12 — the WAL does not grow without bound', { timeout: 120_000 }, async () => {
+  it.skipIf(TEST_BACKEND === 'postgres')('C12 — the WAL does not grow without bound', { timeout: 120_000 }, async () => {
     // given 10,000 instances of a 5-node pass chain (50,000 transitions)
     const { engine, file, callLog } = setup();
     const nodes = Array.from({ length: 5 }, (_, i) => ({ id: `p${i}`, type: 'pass' }));
@@ -573,10 +570,8 @@ describe('handed cases with real processes', () => {
       };
 
       // then every transition happened
-      const done = engine.db.raw
-        .prepare(`SELECT count(*) AS n FROM history WHERE type = 'node.completed'`)
-        .get() as { n: number };
-      expect(done.n).toBe(50_000);
+      const [done] = await rowsIn<{ n: number }>(file, `SELECT count(*) AS n FROM history WHERE type = 'node.completed'`);
+      expect(done?.n).toBe(50_000);
       expect((await engine.metrics()).counts.COMPLETED).toBe(10_000);
       // and the WAL stayed under 64 MiB, with checkpoints completing between the reader's bursts
       const completed = report.checkpoints.filter(

@@ -105,6 +105,19 @@ describe('the sync bridge', () => {
     expect(Date.now() - t0).toBeLessThan(3000);
   });
 
+  it('gives up on a thread whose heartbeat stopped (hung), within deadAfterMs, and ends it', async () => {
+    bridge = openBridge(db.url, { deadAfterMs: 600 });
+    const t0 = Date.now();
+    const hung = thrown(() => bridge?.hangForTest()) as EngineError;
+    expect(hung.code).toBe('DATABASE_UNAVAILABLE');
+    expect(hung.message).toMatch(/no heartbeat for 600 ms/);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(600);
+    expect(Date.now() - t0).toBeLessThan(3000);
+    expect(bridge.dead).toBe(true);
+    expect((thrown(() => bridge?.query('SELECT 1')) as EngineError).code).toBe('DATABASE_UNAVAILABLE');
+    await bridge.close(); // the thread was terminated: close returns
+  });
+
   it('ends its thread at close', async () => {
     bridge = openBridge(db.url);
     await bridge.close();
