@@ -6,6 +6,8 @@ import type { DesignerOpen } from './designer';
 import type { EngineFootprint, EngineOpenLoop, EngineThroughput } from './engine-run';
 import type { RawFootprint, RawOpenLoop, RawThroughput } from './raw';
 import type { LatencySummary } from './stats';
+import type { PgSection } from './postgres-bench';
+import { evaluatePostgres } from './postgres-report';
 
 /** Everything one run measured (bench/results/latest.json). */
 export interface Report {
@@ -55,6 +57,8 @@ export interface Report {
   /** Opening a 500-node workflow in the Designer (Chromium through the browser host); absent in older results. */
   designer?: DesignerOpen;
   multi: { workers: number; transitionsPerSec: number; service: LatencySummary; lockWait: LatencySummary }[];
+  /** The PostgreSQL section (bench/postgres-bench.ts), or why it was skipped; absent in older results. */
+  postgres?: PgSection;
   targets?: Target[];
 }
 
@@ -77,7 +81,7 @@ export interface Target {
 }
 
 /** A table row: a measurement, its value, its ratio to the baseline named, and a verdict. */
-interface Row {
+export interface Row {
   what: string;
   value: string;
   ratio?: string;
@@ -341,6 +345,11 @@ export function evaluate(r: Report): { sections: [string, Row[]][]; targets: Tar
     `6. Several worker processes on one file${(r.config.repeats ?? 1) > 1 ? ` (best of ${r.config.repeats} runs)` : ''}`,
     mpRows,
   ]);
+  if (r.postgres) {
+    const pg = evaluatePostgres(r.postgres, target, 7);
+    sections.push(...pg.sections);
+    notes.push(...pg.notes);
+  }
   return { sections, targets, notes };
 }
 
@@ -348,6 +357,23 @@ export function evaluate(r: Report): { sections: [string, Row[]][]; targets: Tar
 export function formatReport(r: Report): string {
   const { sections, targets, notes } = evaluate(r);
   r.targets = targets;
+  const m = r.machine;
+  return renderTable(
+    [
+      `Runnel benchmark (${r.mode}), ${r.at}, ${r.seconds.toFixed(0)} s`,
+      `machine: ${String(m.nproc)} × ${String(m.cpu)}, ${String(m.memGiB)} GiB, ${String(m.platform)}, Node ${String(m.node)}, SQLite ${String(m.sqlite)}, load ${String(m.loadAvgAtStart)} → ${String(m.loadAvgAtEnd)}`,
+    ],
+    sections,
+    targets,
+    notes,
+  );
+}
+
+/**
+ * `head` (lines), then one markdown table of `sections` (each title a bold row), then the PASS /
+ * MISS count of `targets` and the `notes`.
+ */
+export function renderTable(head: string[], sections: [string, Row[]][], targets: Target[], notes: string[]): string {
   const headers: Row = {
     what: 'measurement',
     value: 'value',
@@ -367,13 +393,7 @@ export function formatReport(r: Report): string {
   };
   const line = (q: Row) =>
     `| ${q.what.padEnd(w.what)} | ${q.value.padEnd(w.value)} | ${(q.ratio ?? '').padEnd(w.ratio)} | ${(q.target ?? '').padEnd(w.target)} | ${(q.result ?? '').padEnd(6)} |`;
-  const out: string[] = [];
-  out.push(`Runnel benchmark (${r.mode}), ${r.at}, ${r.seconds.toFixed(0)} s`);
-  const m = r.machine;
-  out.push(
-    `machine: ${String(m.nproc)} × ${String(m.cpu)}, ${String(m.memGiB)} GiB, ${String(m.platform)}, Node ${String(m.node)}, SQLite ${String(m.sqlite)}, load ${String(m.loadAvgAtStart)} → ${String(m.loadAvgAtEnd)}`,
-  );
-  out.push('');
+  const out: string[] = [...head, ''];
   out.push(line(headers));
   out.push(
     `|${'-'.repeat(w.what + 2)}|${'-'.repeat(w.value + 2)}|${'-'.repeat(w.ratio + 2)}|${'-'.repeat(w.target + 2)}|--------|`,

@@ -1,16 +1,16 @@
 /**
- * `npm run bench [-- --quick]`: the engine held against raw SQLite on the same file settings,
- * measured side by side in one run (issue 6). Prints a table with a PASS/MISS column per target
- * and writes bench/results/latest.json.
+ * `npm run bench [-- --quick] [-- --postgres-only]`: the engine held against raw SQLite on the
+ * same file settings, measured side by side in one run (issue 6), then the PostgreSQL section
+ * when a server is there (issue 11, bench/postgres-bench.ts; `--postgres-only` runs it alone).
+ * Prints a table with a PASS/MISS column per target and writes bench/results/latest.json
+ * (latest-postgres.json for `--postgres-only`).
  *
  * Every task runs in its own child process (a fresh heap, its own peak RSS), one at a time: the
  * machine is small and noisy, so each target is a ratio to a raw figure from the same run.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import type { Task } from './child';
 import type { DesignerOpen } from './designer';
@@ -18,8 +18,10 @@ import type { EngineFootprint, EngineOpenLoop, EngineThroughput } from './engine
 import type { RawFootprint, RawOpenLoop, RawThroughput, Sync } from './raw';
 import { Latency, nowMs, removeDb, sleep, type LatencySummary } from './stats';
 import { formatReport, type Report, type StatementsRun } from './report';
+import { lineOf, ROOT, spawnNode } from './processes';
+import { runPostgresSection, type PgConfig } from './postgres-bench';
+import { formatPostgresReport } from './postgres-report';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const RESULTS = path.join(ROOT, 'bench', 'results');
 const WORK = path.join(RESULTS, `work-${process.pid}`);
 
@@ -61,6 +63,11 @@ const CONFIG = quick
 /** Runs of the throughput and several-process figures; the best of them is kept. */
 const REPEATS = quick ? 1 : 2;
 
+/** Sizes of the PostgreSQL section (quick: about 30 s; full: a few minutes). */
+const PG_CONFIG: PgConfig = quick
+  ? { rawMs: 1000, rawPopulation: 1000, bossJobs: 3000, engineInstances: 500, engineWarm: 150, repeats: 1 }
+  : { rawMs: 3000, rawPopulation: 1000, bossJobs: 20_000, engineInstances: 2000, engineWarm: 500, repeats: REPEATS };
+
 /** Arrival rate of the open loops, as a share of the capacity just measured. */
 const LOAD = 0.5;
 
@@ -68,46 +75,6 @@ function log(message: string): void {
   process.stderr.write(`[bench ${((nowMs() - started) / 1000).toFixed(1).padStart(5)} s] ${message}\n`);
 }
 const started = nowMs();
-
-interface ChildRun {
-  stdout: string;
-  write(line: string): void;
-  exited: Promise<number | null>;
-  kill(signal?: NodeJS.Signals): void;
-}
-
-/** Spawns `node --import tsx <script> ...args` from the repository root. */
-function spawnNode(script: string, args: string[]): ChildRun {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
-    cwd: ROOT,
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  const run: ChildRun = {
-    stdout: '',
-    write: (line) => child.stdin.write(`${line}\n`),
-    exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))),
-    kill: (signal = 'SIGKILL') => child.kill(signal),
-  };
-  child.stdout.setEncoding('utf8').on('data', (d: string) => (run.stdout += d));
-  child.stderr.setEncoding('utf8').on('data', (d: string) => process.stderr.write(d));
-  return run;
-}
-
-/** Waits until the child printed a line starting with `marker`; returns the rest of that line. */
-async function lineOf(run: ChildRun, marker: string, what: string): Promise<string> {
-  for (;;) {
-    const at = run.stdout.indexOf(`${marker}`);
-    if (at >= 0) {
-      const end = run.stdout.indexOf('\n', at);
-      if (end >= 0) return run.stdout.slice(at + marker.length, end).trim();
-    }
-    const exited = await Promise.race([
-      run.exited.then(() => true),
-      new Promise<false>((r) => setTimeout(() => r(false), 10)),
-    ]);
-    if (exited && !run.stdout.includes(marker)) throw new Error(`bench: ${what} exited without ${marker}`);
-  }
-}
 
 /** Runs one task in a child process and returns its result. */
 async function task<T>(t: Task, what: string): Promise<T> {
@@ -286,6 +253,14 @@ async function main(): Promise<void> {
   log(
     `${quick ? 'quick' : 'full'} run on ${info.nproc} × ${info.cpu}, Node ${info.node}, SQLite ${info.sqlite}, load ${info.loadAvgAtStart.join(' ')}`,
   );
+  if (process.argv.includes('--postgres-only')) {
+    const pg = await runPostgresSection(PG_CONFIG, log);
+    const head = [`Runnel benchmark, PostgreSQL section alone (${quick ? 'quick' : 'full'}), ${new Date().toISOString()}, ${((nowMs() - started) / 1000).toFixed(0)} s`, `machine: ${info.nproc} × ${info.cpu}, Node ${info.node}, load ${info.loadAvgAtStart.join(' ')} → ${os.loadavg().map((l) => l.toFixed(2)).join(',')}`];
+    const { text, targets } = formatPostgresReport(pg, head);
+    fs.writeFileSync(path.join(RESULTS, 'latest-postgres.json'), `${JSON.stringify({ machine: info, postgres: pg, targets }, null, 2)}\n`);
+    process.stdout.write(text);
+    return;
+  }
 
   // 1 + 2. The raw baseline and engine throughput, alternating, best of REPEATS each (the
   // machine is shared: a neighbour's burst should not decide a ratio).
@@ -482,6 +457,9 @@ async function main(): Promise<void> {
     }
   }
 
+  // 7. PostgreSQL (only when a server is there).
+  const postgres = await runPostgresSection(PG_CONFIG, log);
+
   const report: Report = {
     mode: quick ? 'quick' : 'full',
     at: new Date().toISOString(),
@@ -501,6 +479,7 @@ async function main(): Promise<void> {
     api,
     designer,
     multi,
+    postgres,
   };
   const table = formatReport(report);
   fs.writeFileSync(path.join(RESULTS, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);

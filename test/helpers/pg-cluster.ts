@@ -1,7 +1,8 @@
 /**
  * A throwaway PostgreSQL cluster for a test run (../shared/research/toolchain.md section 7):
- * `initdb` into a temp dir, started on 127.0.0.1 only on a free port with durability off
- * (fsync=off: the functional suite never claims durability), stopped and removed at the end.
+ * `initdb` into a temp dir, started on 127.0.0.1 only on a free port with durability off by default
+ * (fsync=off: the functional suite never claims durability; the bench asks for it on), stopped and
+ * removed at the end.
  *
  * The server refuses to run as root, and CI runs as root: then every server command runs as the
  * `postgres` user through `su postgres -c` (the temp dir is handed to that user). As any other
@@ -75,8 +76,19 @@ async function freePort(): Promise<number> {
   });
 }
 
+/** Server settings of the test suite: durability off (the functional suite never claims it). */
+export const TEST_PG_SETTINGS: readonly string[] = ['fsync=off', 'synchronous_commit=off', 'full_page_writes=off'];
+
+/**
+ * Server settings for figures that claim durability (bench/postgres-*.ts): every commit waits for
+ * its WAL to reach the disk, as a production server's default does.
+ */
+export const DURABLE_PG_SETTINGS: readonly string[] = ['fsync=on', 'synchronous_commit=on', 'full_page_writes=on'];
+
 /** Options of {@link startPgCluster}. */
 export interface PgClusterOptions {
+  /** `name=value` server settings passed as `-c` (default {@link TEST_PG_SETTINGS}). */
+  settings?: readonly string[];
   /** Addresses the server listens on (default only 127.0.0.1, which stays the URL's host). */
   listenAddresses?: readonly string[];
   /** Networks (CIDR, e.g. `10.231.0.0/16`) whose clients are trusted, on top of loopback. */
@@ -91,6 +103,7 @@ export interface PgClusterOptions {
  *   server does not start (the message carries the end of its log).
  */
 export async function startPgCluster(options: PgClusterOptions = {}): Promise<PgCluster> {
+  const settings = options.settings ?? TEST_PG_SETTINGS;
   const bin = pgBinDir();
   const tool = (name: string) => (bin === '' ? name : path.join(bin, name));
   if (bin === '' && !commandExists('initdb')) {
@@ -142,9 +155,7 @@ export async function startPgCluster(options: PgClusterOptions = {}): Promise<Pg
         `-p ${port}`,
         `-k ${dir}`,
         `-c listen_addresses=${listen}`,
-        '-c fsync=off',
-        '-c synchronous_commit=off',
-        '-c full_page_writes=off',
+        ...settings.map((setting) => `-c ${setting}`),
         '-c max_connections=400',
       ].join(' ');
       try {
@@ -160,6 +171,12 @@ export async function startPgCluster(options: PgClusterOptions = {}): Promise<Pg
     cluster.stopSync();
     throw new Error(`could not start a PostgreSQL test cluster: ${(err as Error).message}${tail ? `\nserver log:\n${tail}` : ''}`, { cause: err });
   }
+}
+
+/** Whether {@link startPgCluster} can find `initdb` (see {@link pgBinDir}). */
+export function pgInstalled(): boolean {
+  const bin = pgBinDir();
+  return bin === '' ? commandExists('initdb') : fs.existsSync(path.join(bin, 'initdb'));
 }
 
 function commandExists(name: string): boolean {
