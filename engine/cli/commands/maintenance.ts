@@ -9,12 +9,29 @@ import { backupDatabase } from '../../db/backup';
 import { checkDatabase } from '../../db/check';
 import { databaseError } from '../../db/damage';
 import { probeDatabase } from '../../db/open-database';
+import { isPostgresUrl, redactUrl } from '../../db/postgres/errors';
+import { EngineError } from '../../errors';
 import { ExitCode } from '../exit-codes';
 import { withHost } from '../host';
 import { common, type CliRun, type CommonOptions } from '../options';
 import { json, Progress, shellQuote } from '../output';
 
 const mib = (b: number) => `${(b / (1024 * 1024)).toFixed(1)} MiB`;
+
+/**
+ * `check` and `backup` work on a SQLite file; a PostgreSQL database is looked after by the
+ * server's own tools.
+ *
+ * @throws EngineError INVALID_INPUT naming them, for a `postgres://` location.
+ */
+function sqliteOnly(command: string, db: string): void {
+  if (!isPostgresUrl(db)) return;
+  const tools = command === 'backup' ? 'pg_dump, or the server\'s base backups' : 'pg_amcheck, and the server\'s own monitoring';
+  throw new EngineError('INVALID_INPUT', `${command} works on a SQLite file; ${redactUrl(db)} is a PostgreSQL database: use ${tools} (or npx runnel copy --from it --to a file, then ${command} that)`, {
+    kind: 'user',
+    details: { flag: '--db' },
+  });
+}
 
 /** Adds `check`, `backup` and `metrics` to `program`. */
 export function addMaintenanceCommands(program: Command, run: CliRun): void {
@@ -25,6 +42,7 @@ export function addMaintenanceCommands(program: Command, run: CliRun): void {
       .command('check')
       .description("check the file: SQLite's integrity_check and the engine's own invariants; exits 1 naming each violation"),
   ).action(async (o: CommonOptions) => {
+    sqliteOnly('check', o.db);
     const { file } = probeDatabase(o.db, { mustExist: true });
     let report;
     try {
@@ -56,6 +74,7 @@ export function addMaintenanceCommands(program: Command, run: CliRun): void {
       .description('write a consistent copy of the database while workers run (VACUUM INTO a new file, then fsync and rename)')
       .option('--force', 'replace <dest> if it exists'),
   ).action(async (dest: string, o: CommonOptions & { force?: boolean }) => {
+    sqliteOnly('backup', o.db);
     const { file } = probeDatabase(o.db, { mustExist: true });
     const progress = new Progress(io, !o.json, 4);
     const r = await backupDatabase(file, dest, {

@@ -187,4 +187,13 @@ describe('runnel check', () => {
     expect(r.stderr).toMatch(/^error: NOT_FOUND: /);
     expect(fs.existsSync(missing)).toBe(false);
   });
+
+  it('check and backup name the server\'s tools for a PostgreSQL URL (exit 2, no stack, no password)', async () => {
+    for (const args of [['check'], ['backup', path.join(tmp.dir, 'b.db')]]) {
+      const r = await runCli(...args, '--db', 'postgres://runnel:s3cret@127.0.0.1:1/runnel');
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(new RegExp(`^error: INVALID_INPUT: ${args[0]} works on a SQLite file; postgres://runnel@127.0.0.1:1/runnel is a PostgreSQL database: use pg_`));
+      expect(r.stderr).not.toMatch(/s3cret|\n\s+at /);
+    }
+  });
 });
