@@ -87,7 +87,7 @@ export default defineConfig({
           globalSetup: ['test/helpers/pg-global-setup.ts'],
         },
       },
-      { extends: true, test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'] } },
+      { extends: true, test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], globalSetup: ['test/helpers/pg-global-setup.ts'] } },
     ],
   },
 });

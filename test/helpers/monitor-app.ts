@@ -9,17 +9,17 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { build } from 'vite';
-import { type EngineOptions, SqliteEngine } from '../../engine/runtime/engine';
+import { Engine, type EngineOptions, SqliteEngine } from '../../engine/runtime/engine';
 import { chromiumPath } from '../../scripts/chromium';
 import { startServer, type RunningServer } from '../../server/index';
 
 /** The repository's root. */
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-/** A running monitor: engine, host, browser page. */
-export interface MonitorApp {
+/** A running monitor: engine, host, browser page (on a SQLite file unless opened with {@link MonitorAppOptions.database}). */
+export interface MonitorApp<E extends Engine = SqliteEngine> {
   work: string;
-  engine: SqliteEngine;
+  engine: E;
   server: RunningServer;
   context: BrowserContext;
   page: Page;
@@ -42,16 +42,36 @@ export interface MonitorAppOptions {
   hostWorker?: boolean;
 }
 
-/** Builds the renderer, opens an engine and a host, and opens the app in Chromium. */
+/**
+ * The monitor on another database (a `postgres://` URL) instead of a file; `prepare` gets the
+ * engine as it is, without SQLite's handle.
+ */
+export async function startMonitorAppOn(
+  database: string,
+  options: Omit<MonitorAppOptions, 'prepare'> & { prepare?: (engine: Engine) => Promise<void> | void } = {},
+): Promise<MonitorApp<Engine>> {
+  return launch(Engine.open(database, { pollIntervalMs: 10, ...options.engine }), options);
+}
+
+/** Builds the renderer, opens an engine on a new file and a host, and opens the app in Chromium. */
 export async function startMonitorApp(options: MonitorAppOptions = {}): Promise<MonitorApp> {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'runnel-monitor-e2e-'));
+  return launch(SqliteEngine.open(path.join(work, 'runnel.db'), { pollIntervalMs: 10, ...options.engine }), options, work);
+}
+
+/** Builds the renderer into `work` (a new temp dir unless given), then serves `engine` and opens the app in Chromium. */
+async function launch<E extends Engine>(
+  engine: E,
+  options: Omit<MonitorAppOptions, 'prepare'> & { prepare?: (engine: E) => Promise<void> | void },
+  given?: string,
+): Promise<MonitorApp<E>> {
+  const work = given ?? fs.mkdtempSync(path.join(os.tmpdir(), 'runnel-monitor-e2e-'));
   const rendererDir = path.join(work, 'renderer');
   await build({
     configFile: path.join(ROOT, 'renderer/vite.config.ts'),
     logLevel: 'warn',
     build: { outDir: rendererDir, emptyOutDir: true, sourcemap: false },
   });
-  const engine = SqliteEngine.open(path.join(work, 'runnel.db'), { pollIntervalMs: 10, ...options.engine });
   for (const file of options.workflows ?? [])
     await engine.deploy(JSON.parse(fs.readFileSync(path.join(ROOT, file), 'utf8')));
   await options.prepare?.(engine);
