@@ -15,6 +15,9 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { pgBinDir } from '../../scripts/postgres';
+
+export { pgBinDir };
 
 const run = promisify(execFile);
 
@@ -30,19 +33,6 @@ export interface PgCluster {
   stopSync(): void;
 }
 
-/** Where initdb and pg_ctl are: RUNNEL_TEST_PG_BIN, Debian's PostgreSQL 15, any other Debian version, else PATH (''). */
-export function pgBinDir(): string {
-  const given = process.env.RUNNEL_TEST_PG_BIN;
-  if (given) return given;
-  const debian = '/usr/lib/postgresql/15/bin';
-  if (fs.existsSync(path.join(debian, 'initdb'))) return debian;
-  const versions = fs.existsSync('/usr/lib/postgresql') ? fs.readdirSync('/usr/lib/postgresql') : [];
-  for (const v of versions.sort((a, b) => Number(b) - Number(a))) {
-    const dir = path.join('/usr/lib/postgresql', v, 'bin');
-    if (fs.existsSync(path.join(dir, 'initdb'))) return dir;
-  }
-  return '';
-}
 
 /** `s` as one word for `sh -c`. */
 function shellWord(s: string): string {
