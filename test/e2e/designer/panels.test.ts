@@ -38,13 +38,17 @@ function inside(inner: Box, outer: Box): boolean {
   return inner.x >= outer.x && inner.y >= outer.y && inner.x + inner.width <= outer.x + outer.width && inner.y + inner.height <= outer.y + outer.height;
 }
 
-/** Waits until `locator`'s box stops moving (the view's pan animation ended). */
+/**
+ * Waits until `locator`'s box stops moving (the view's pan animation ended): unchanged over four
+ * looks 60 ms apart, so a page that missed a frame or two under load is not taken for still.
+ */
 async function settled(page: Page, locator: Locator): Promise<Box> {
   let last = await box(locator);
-  for (let i = 0; i < 40; i++) {
+  let still = 0;
+  for (let i = 0; i < 80 && still < 4; i++) {
     await page.waitForTimeout(60);
     const now = await box(locator);
-    if (Math.abs(now.x - last.x) < 0.5 && Math.abs(now.y - last.y) < 0.5) return now;
+    still = Math.abs(now.x - last.x) < 0.5 && Math.abs(now.y - last.y) < 0.5 ? still + 1 : 0;
     last = now;
   }
   return last;

@@ -43,7 +43,8 @@ describe('a start that waited for the write lock longer than a lease', () => {
   });
 
   it('commits its eager lease dated from the commit, so no other worker runs the step again', async () => {
-    // given: worker A (leaseMs 400) and worker B on one file; A's fault point reads the lease of
+    // given: worker A (leaseMs 1500: long enough that a loaded machine's renewals keep up) and
+    // worker B on one file; A's fault point reads the lease of
     // each step it launches, straight from the file
     runs.length = 0;
     const seen: { instanceId: number; leftMs: number }[] = [];
@@ -59,15 +60,15 @@ describe('a start that waited for the write lock longer than a lease', () => {
       },
     ]);
     const registry = () => createDefaultRegistry().register(count);
-    ctx = tempSqliteEngine({ leaseMs: 400, owner: 'A', registry: registry(), faults });
+    ctx = tempSqliteEngine({ leaseMs: 1500, owner: 'A', registry: registry(), faults });
     file = ctx.file;
     const { engine } = ctx;
     await engine.deploy({ name: 'one', nodes: [{ id: 'n', type: 'count', config: {} }], edges: [] });
-    other = SqliteEngine.open(file, { leaseMs: 400, owner: 'B', pollIntervalMs: 10, registry: registry() });
+    other = SqliteEngine.open(file, { leaseMs: 1500, owner: 'B', pollIntervalMs: 10, registry: registry() });
     engine.startWorker();
     other.startWorker();
 
-    // when: another connection holds the write lock for 900 ms while A starts an instance, twice
+    // when: another connection holds the write lock for 2 s (longer than a lease) while A starts an instance, twice
     const ids: number[] = [];
     for (let i = 0; i < 2; i++) {
       const locker = new Database(file);
@@ -75,16 +76,16 @@ describe('a start that waited for the write lock longer than a lease', () => {
       setTimeout(() => {
         locker.exec('COMMIT');
         locker.close();
-      }, 900);
+      }, 2000);
       ids.push(await engine.start('one', {}));
     }
     await other.stopWorker();
-    await engine.runUntil(() => everyOf(ids, (id) => engine.isSettled(id)), 5000);
+    await engine.runUntil(() => everyOf(ids, (id) => engine.isSettled(id)), 10_000);
 
-    // then: at launch each lease still had most of its 400 ms (dated before the wait it would have
+    // then: at launch each lease still had most of its 1500 ms (dated before the wait it would have
     // expired ~500 ms earlier); each step ran once, on attempt 1
     expect(seen.map((s) => s.instanceId)).toEqual(ids);
-    for (const s of seen) expect(s.leftMs).toBeGreaterThan(250);
+    for (const s of seen) expect(s.leftMs).toBeGreaterThan(900);
     expect(await Promise.all(ids.map(async (id) => (await engine.getInstance(id)).status))).toEqual(ids.map(() => 'COMPLETED'));
     expect(runs).toEqual(ids.map((id) => `${id}:n:1`));
   });

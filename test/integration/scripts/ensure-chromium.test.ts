@@ -65,13 +65,17 @@ describe('scripts/ensure-chromium.ts', () => {
 });
 
 describe('package.json and .ci/run', () => {
-  it('`npm test` and `npm run test:e2e` run it first, `npm run ensure:chromium` is the same command, and .ci/run calls it', () => {
+  it('`npm test` and `npm run test:e2e` make sure of Chromium, then PostgreSQL, with the commands `npm run ensure:*` run; `test:integration` of PostgreSQL; .ci/run calls both', () => {
     const scripts = (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
-    expect(scripts.pretest).toBe('node --import tsx scripts/ensure-chromium.ts');
-    expect(scripts['ensure:chromium']).toBe(scripts.pretest);
+    expect(scripts['ensure:chromium']).toBe('node --import tsx scripts/ensure-chromium.ts');
+    expect(scripts['ensure:postgres']).toBe('node --import tsx scripts/ensure-postgres.ts');
+    expect(scripts.pretest).toBe(`${scripts['ensure:chromium']} && ${scripts['ensure:postgres']}`);
     expect(scripts['pretest:e2e']).toBe(scripts.pretest);
+    expect(scripts['pretest:integration']).toBe(scripts['ensure:postgres']);
     const ci = fs.readFileSync(path.join(REPO_ROOT, '.ci/run'), 'utf8');
     expect(ci).toContain('npm run ensure:chromium');
+    expect(ci).toContain('npm run ensure:postgres');
+    // The installs live in the scripts, not in .ci/run.
     expect(ci).not.toMatch(/apt-get/);
   });
 });
