@@ -16,7 +16,8 @@ import { parseStored } from './stored-json';
 /** The start variables of `i` as SQL: `input_json`, or the variables while it is `''` (see the module doc). */
 export const START_INPUT_SQL = `CASE WHEN i.input_json = '' THEN i.variables_json ELSE i.input_json END`;
 
-interface RawInstance {
+/** An `instance` row as both backends select it for `get` (columns aliased to these names). */
+export interface RawInstance {
   id: number;
   workflowId: number;
   status: InstanceStatus;
@@ -27,6 +28,23 @@ interface RawInstance {
   startedAt: number | null;
   deadlineAt: number | null;
   errorJson: string | null;
+}
+
+/** A selected instance row as the state machine reads it, its JSON parsed (engine/db/queries/stored-json.ts). */
+export function toInstanceRow(r: RawInstance): InstanceRow {
+  const id = r.id;
+  return {
+    id,
+    workflowId: r.workflowId,
+    status: r.status,
+    variables: parseStored<Record<string, unknown>>(r.variablesJson, id, 'variables_json'),
+    version: r.version,
+    suspension: r.suspensionJson === null ? null : parseStored<Suspension>(r.suspensionJson, id, 'suspension_json'),
+    endStatus: r.endStatus,
+    startedAt: r.startedAt,
+    deadlineAt: r.deadlineAt,
+    error: r.errorJson === null ? null : parseStored<SerializedError>(r.errorJson, id, 'error_json'),
+  };
 }
 
 /** Prepares {@link InstanceQueries} on `db`. */
@@ -78,18 +96,7 @@ export function createInstanceQueries(db: Database.Database): InstanceQueries {
     get: (id): InstanceRow | undefined => {
       const r = get.get(id);
       if (r === undefined) return undefined;
-      return {
-        id: r.id,
-        workflowId: r.workflowId,
-        status: r.status,
-        variables: parseStored<Record<string, unknown>>(r.variablesJson, id, 'variables_json'),
-        version: r.version,
-        suspension: r.suspensionJson === null ? null : parseStored<Suspension>(r.suspensionJson, id, 'suspension_json'),
-        endStatus: r.endStatus,
-        startedAt: r.startedAt,
-        deadlineAt: r.deadlineAt,
-        error: r.errorJson === null ? null : parseStored<SerializedError>(r.errorJson, id, 'error_json'),
-      };
+      return toInstanceRow(r);
     },
     head: (id) => head.get(id),
     variables: (id) => {

@@ -9,7 +9,8 @@ import type { NodeStatus } from '../../vocabulary';
 import type { NodeQueries, NodeRow, NodeWait, StepResults } from '../../store/queries';
 import { parseStored } from './stored-json';
 
-interface RawNode {
+/** A `node_state` row as both backends select it (columns aliased to these names). */
+export interface RawNode {
   nodeId: string;
   status: NodeStatus;
   attempt: number;
@@ -28,7 +29,8 @@ const COLS = `node_id AS nodeId, status, attempt, attempt_limit AS attemptLimit,
   version, output_json AS outputJson, error_json AS errorJson, wait_json AS waitJson, completed_seq AS completedSeq,
   started_at AS startedAt`;
 
-function toRow(r: RawNode, instanceId: number): NodeRow {
+/** A selected `node_state` row as the state machine reads it, its JSON parsed (engine/db/queries/stored-json.ts). */
+export function toNodeRow(r: RawNode, instanceId: number): NodeRow {
   return {
     nodeId: r.nodeId,
     status: r.status,
@@ -133,9 +135,9 @@ export function createNodeQueries(db: Database.Database): NodeQueries {
     },
     get: (instanceId, nodeId) => {
       const r = get.get(instanceId, nodeId);
-      return r === undefined ? undefined : toRow(r, instanceId);
+      return r === undefined ? undefined : toNodeRow(r, instanceId);
     },
-    all: (instanceId) => all.all(instanceId).map((r) => toRow(r, instanceId)),
+    all: (instanceId) => all.all(instanceId).map((r) => toNodeRow(r, instanceId)),
     open: (instanceId) => open.all(instanceId),
     openCounts: (instanceId) => openCounts.get(instanceId) ?? { open: 0, active: 0 },
     results: (instanceId) => {

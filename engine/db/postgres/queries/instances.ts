@@ -7,24 +7,12 @@
  * transaction inserted is its own (no other transaction can see it before the commit), so its
  * later statements take no lock.
  */
-import type { SerializedError } from '../../../errors';
 import type { InstanceStatus } from '../../../vocabulary';
-import type { HistoryQueries, InstanceHead, InstanceQueries, InstanceRow, Suspension } from '../../../store/queries';
+import type { HistoryQueries, InstanceHead, InstanceQueries, InstanceRow } from '../../../store/queries';
 import { parseStored } from '../../queries/stored-json';
+import { toInstanceRow, type RawInstance } from '../../queries/instances';
 import type { PgTx } from './context';
 
-interface RawInstance {
-  id: number;
-  workflowId: number;
-  status: InstanceStatus;
-  variablesJson: string;
-  version: number;
-  suspensionJson: string | null;
-  endStatus: 'FAILED' | 'CANCELLED' | null;
-  startedAt: number | null;
-  deadlineAt: number | null;
-  errorJson: string | null;
-}
 
 const INSERT = `INSERT INTO instance (workflow_id, status, variables_json, input_json, created_at, started_at, updated_at, deadline_at, business_key)
   VALUES ($1, $2, $3, '', $4, $5, $4, $6, $7) RETURNING id`;
@@ -75,18 +63,7 @@ export function createInstanceQueries(tx: PgTx): InstanceQueries {
     get: (id): InstanceRow | undefined => {
       const r = one<RawInstance>(GET, id);
       if (r === undefined) return undefined;
-      return {
-        id: r.id,
-        workflowId: r.workflowId,
-        status: r.status,
-        variables: parseStored<Record<string, unknown>>(r.variablesJson, id, 'variables_json'),
-        version: r.version,
-        suspension: r.suspensionJson === null ? null : parseStored<Suspension>(r.suspensionJson, id, 'suspension_json'),
-        endStatus: r.endStatus,
-        startedAt: r.startedAt,
-        deadlineAt: r.deadlineAt,
-        error: r.errorJson === null ? null : parseStored<SerializedError>(r.errorJson, id, 'error_json'),
-      };
+      return toInstanceRow(r);
     },
     head: (id) => one<InstanceHead>(HEAD, id),
     variables: (id) => {

@@ -7,24 +7,11 @@
  */
 import type { SerializedError } from '../../../errors';
 import type { NodeStatus } from '../../../vocabulary';
-import type { NodeQueries, NodeRow, NodeWait, StepResults } from '../../../store/queries';
+import type { NodeQueries, StepResults } from '../../../store/queries';
+import { toNodeRow, type RawNode } from '../../queries/nodes';
 import { parseStored } from '../../queries/stored-json';
 import type { PgTx } from './context';
 
-interface RawNode {
-  nodeId: string;
-  status: NodeStatus;
-  attempt: number;
-  attemptLimit: number;
-  pendingIn: number;
-  takenIn: number;
-  version: number;
-  outputJson: string | null;
-  errorJson: string | null;
-  waitJson: string | null;
-  completedSeq: number | null;
-  startedAt: number | null;
-}
 
 const COLS = `node_id AS "nodeId", status, attempt, attempt_limit AS "attemptLimit", pending_in AS "pendingIn", taken_in AS "takenIn",
   version, output_json AS "outputJson", error_json AS "errorJson", wait_json AS "waitJson", completed_seq AS "completedSeq",
@@ -76,22 +63,6 @@ const COMPENSATED = `UPDATE node_state SET status = 'COMPENSATED', wait_json = N
 const RESET_FAILED_COMPENSATIONS = `UPDATE node_state SET status = 'COMPLETED', wait_json = NULL, error_json = NULL, version = version + 1
   WHERE instance_id = $1 AND status = 'COMPENSATING'`;
 
-function toRow(r: RawNode, instanceId: number): NodeRow {
-  return {
-    nodeId: r.nodeId,
-    status: r.status,
-    attempt: r.attempt,
-    attemptLimit: r.attemptLimit,
-    pendingIn: r.pendingIn,
-    takenIn: r.takenIn,
-    version: r.version,
-    output: r.outputJson === null ? undefined : parseStored<unknown>(r.outputJson, instanceId, 'output_json', r.nodeId),
-    error: r.errorJson === null ? null : parseStored<SerializedError>(r.errorJson, instanceId, 'error_json', r.nodeId),
-    wait: r.waitJson === null ? null : parseStored<NodeWait>(r.waitJson, instanceId, 'wait_json', r.nodeId),
-    completedSeq: r.completedSeq,
-    startedAt: r.startedAt,
-  };
-}
 
 /** {@link NodeQueries} over the transaction `tx`. */
 export function createNodeQueries(tx: PgTx): NodeQueries {
@@ -113,9 +84,9 @@ export function createNodeQueries(tx: PgTx): NodeQueries {
     },
     get: (instanceId, nodeId) => {
       const r = rows<RawNode>(GET, instanceId, nodeId)[0];
-      return r === undefined ? undefined : toRow(r, instanceId);
+      return r === undefined ? undefined : toNodeRow(r, instanceId);
     },
-    all: (instanceId) => rows<RawNode>(ALL, instanceId).map((r) => toRow(r, instanceId)),
+    all: (instanceId) => rows<RawNode>(ALL, instanceId).map((r) => toNodeRow(r, instanceId)),
     open: (instanceId) => rows<{ nodeId: string; status: NodeStatus }>(OPEN_NODES, instanceId),
     openCounts: (instanceId) => rows<{ open: number; active: number }>(OPEN_COUNTS, instanceId)[0] ?? { open: 0, active: 0 },
     results: (instanceId) => {
