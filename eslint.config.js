@@ -33,7 +33,7 @@ export default tseslint.config(
   {
     // The built-in types' config modules are shared with the renderer (engine/nodes/builtin-configs):
     // zod, acorn and the engine's error class only, never Node, the sandbox or the thread pool.
-    files: ['engine/nodes/builtin-configs.ts', 'engine/nodes/script-config.ts', 'engine/nodes/http-config.ts', 'engine/nodes/pass.ts', 'engine/nodes/delay.ts', 'engine/nodes/approval.ts', 'engine/nodes/types.ts'],
+    files: ['engine/nodes/builtin-configs.ts', 'engine/nodes/script-config.ts', 'engine/nodes/http-config.ts', 'engine/nodes/pass.ts', 'engine/nodes/delay.ts', 'engine/nodes/approval.ts', 'engine/nodes/control-flow-config.ts', 'engine/nodes/types.ts'],
     rules: {
       'no-restricted-imports': [
         'error',

@@ -74,9 +74,11 @@ export const OPEN_NODE_STATUSES: readonly NodeStatus[] = ['PENDING', 'READY', 'R
 
 /**
  * What an instance waits for, in lists and filters: `timer` (a delay), `approval` (a person's
- * decision), `retry` (a failed attempt's backoff), `person` (SUSPENDED: a person must resume it).
+ * decision), `retry` (a failed attempt's backoff), `person` (SUSPENDED: a person must resume it),
+ * `event` (an `event` node: something sent to it), `children` (a `subworkflow` or `map` node:
+ * its child instances).
  */
-export const WAITING_FOR_VALUES = ['timer', 'approval', 'retry', 'person'] as const;
+export const WAITING_FOR_VALUES = ['timer', 'approval', 'retry', 'person', 'event', 'children'] as const;
 /** One of {@link WAITING_FOR_VALUES}. */
 export type WaitingFor = (typeof WAITING_FOR_VALUES)[number];
 
@@ -87,18 +89,24 @@ export type WaitingFor = (typeof WAITING_FOR_VALUES)[number];
  * - `incident`: a FAILED node with onFailure=suspend, waiting for a person's resume;
  * - `compensation`: a compensation that failed after its retries (the instance is SUSPENDED);
  * - `handled`: a FAILED node whose failure an error edge handled: it waits for nothing, and a
- *   retry of the instance leaves it alone (the API shows no wait for it).
+ *   retry of the instance leaves it alone (the API shows no wait for it);
+ * - `event`: an `event` node waiting for an event sent to the instance, `{ name, key?, timeoutAt?,
+ *   received? }` (`received`: the event it consumed, `{ eventId, data }`, once one came);
+ * - `children`: a `subworkflow` or `map` node waiting for its child instances, with its counters
+ *   (engine/store/queries.ts `ChildrenWait`).
  */
-export const NODE_WAIT_KINDS = ['timer', 'approval', 'retry', 'incident', 'compensation', 'handled'] as const;
+export const NODE_WAIT_KINDS = ['timer', 'approval', 'retry', 'incident', 'compensation', 'handled', 'event', 'children'] as const;
 /** One of {@link NODE_WAIT_KINDS}. */
 export type NodeWaitKind = (typeof NODE_WAIT_KINDS)[number];
 
 /**
  * Kinds of `schedule` rows, the single work queue (DESIGN.md section 2): `run` (a ready step or a
- * retry), `timer` (a delay), `timeout` (an approval's time limit), `deadline` (the instance's),
- * `compensate` (a compensation step).
+ * retry), `timer` (a delay), `timeout` (a wait's time limit: an approval's, an event's, a child
+ * instance's), `deadline` (the instance's), `compensate` (a compensation step), `wake` (a WAITING
+ * node's wait is over — its event came, its child instances ended — and its result is to be
+ * settled).
  */
-export const SCHEDULE_KINDS = ['run', 'timer', 'timeout', 'deadline', 'compensate'] as const;
+export const SCHEDULE_KINDS = ['run', 'timer', 'timeout', 'deadline', 'compensate', 'wake'] as const;
 /** One of {@link SCHEDULE_KINDS}. */
 export type ScheduleKind = (typeof SCHEDULE_KINDS)[number];
 
@@ -156,6 +164,8 @@ export const ErrorCodes = {
   DEADLINE_EXCEEDED: 'DEADLINE_EXCEEDED',
   /** A person rejected an approval. */
   APPROVAL_REJECTED: 'APPROVAL_REJECTED',
+  /** A child instance of a `subworkflow` node failed or was cancelled, or more of a `map` node's than it tolerates (`details` names them). */
+  CHILD_FAILED: 'CHILD_FAILED',
   /** A bug or a broken environment. */
   INTERNAL: 'INTERNAL',
 } as const;

@@ -292,6 +292,26 @@ export const contract = {
     }),
     output: InstanceStateSchema,
   },
+  /**
+   * Sends an event to a live instance (by id, or by its business key when exactly one live
+   * instance has it): recorded in its history, and taken by the `event` node waiting for that name
+   * (and key), or kept until one reaches it. `consumedBy` is that node, or null (kept).
+   * NOT_FOUND; INVALID_STATE for an ended instance; INVALID_INPUT when the business key names
+   * none or several live instances, or the data is above the size limit.
+   */
+  'instance:signal': {
+    input: z
+      .strictObject({
+        id: rowId.optional(),
+        businessKey: z.string().min(1).max(LIMITS.text).optional(),
+        event: z.string().min(1).max(200),
+        key: z.string().max(1000).optional(),
+        data: jsonValue(LIMITS.valueBytes).optional(),
+        actor,
+      })
+      .refine((v) => (v.id === undefined) !== (v.businessKey === undefined), { message: 'give either id or businessKey', path: ['id'] }),
+    output: z.object({ eventId: z.number(), consumedBy: z.string().nullable(), instance: InstanceStateSchema }),
+  },
   /** Dashboard numbers. */
   'metrics:get': { input: nothing, output: MetricsSchema },
   /** How the database itself is doing (cheap: the status bar polls it): the WAL's size and bound. */

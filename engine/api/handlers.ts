@@ -60,7 +60,7 @@ export function createHandlers(engine: Engine): Handlers {
     },
 
     'workflow:validate': async ({ definition }) => {
-      const r = validateWorkflow(definition, engine.registry.catalog());
+      const r = await engine.validate(definition);
       return { ok: r.ok, problems: r.problems };
     },
 
@@ -104,6 +104,8 @@ export function createHandlers(engine: Engine): Handlers {
         text: input.text,
         waitingFor: input.waitingFor,
         node: input.node,
+        parentId: input.parentId,
+        businessKey: input.businessKey,
       };
       const items = await engine.listInstances({
         ...filter,
@@ -148,6 +150,11 @@ export function createHandlers(engine: Engine): Handlers {
     'instance:approve': async ({ id, nodeId, approved, data, comment, actor }) => {
       await engine.approve(id, nodeId, { approved, data, comment, actor });
       return stateOf(id);
+    },
+
+    'instance:signal': async ({ id, businessKey, event, key, data, actor }) => {
+      const r = await engine.signal({ ...(id === undefined ? {} : { id }), ...(businessKey === undefined ? {} : { businessKey }) }, { event, key, data, actor });
+      return { eventId: r.eventId, consumedBy: r.consumedBy, instance: await stateOf(r.instanceId) };
     },
 
     'metrics:get': async () => ({ ...(await engine.metrics()), oldestWaiting: await engine.oldestWaiting(), storage: engine.storage.health() }),

@@ -16,7 +16,7 @@ import {
   type NodeStatus,
   type WaitingFor,
 } from '../vocabulary';
-import { epochMs, LIMITS, name, nodeId, version } from './fields';
+import { epochMs, LIMITS, name, nodeId, rowId, version } from './fields';
 
 // ---------------------------------------------------------------- statuses
 
@@ -97,6 +97,10 @@ export const InstanceSummarySchema = z.object({
   version: z.number(),
   error: z.unknown().optional(),
   suspension: z.unknown().optional(),
+  /** The instance whose `subworkflow` or `map` node started this one (null: started by a person or a program). */
+  parentId: z.number().nullable().optional(),
+  /** That node's id. */
+  parentNodeId: z.string().nullable().optional(),
 });
 /** See {@link InstanceSummarySchema}. */
 export type InstanceSummary = z.output<typeof InstanceSummarySchema>;
@@ -181,6 +185,27 @@ export const NodeStateSchema = z.object({
 /** See {@link NodeStateSchema}. */
 export type NodeState = z.output<typeof NodeStateSchema>;
 
+/**
+ * The child instances of one `subworkflow` or `map` node of an instance (its latest attempt's),
+ * counted by where they are: `completed`; `failed` (FAILED or CANCELLED); `running` (PENDING,
+ * RUNNING, COMPENSATING); `waiting` (WAITING, SUSPENDED); `queued` (items not started yet).
+ */
+export const ChildGroupSchema = z.object({
+  nodeId: z.string(),
+  attempt: z.number(),
+  /** The child workflow and version (null while none started). */
+  workflow: z.string().nullable(),
+  workflowVersion: z.number().nullable(),
+  total: z.number(),
+  completed: z.number(),
+  failed: z.number(),
+  running: z.number(),
+  waiting: z.number(),
+  queued: z.number(),
+});
+/** See {@link ChildGroupSchema}. */
+export type ChildGroup = z.output<typeof ChildGroupSchema>;
+
 /** An instance with its variables and node states. Times are epoch ms. */
 export const InstanceDetailSchema = InstanceSummarySchema.extend({
   workflowId: z.number(),
@@ -189,6 +214,8 @@ export const InstanceDetailSchema = InstanceSummarySchema.extend({
   updatedAt: z.number(),
   deadlineAt: z.number().nullable(),
   nodes: z.array(NodeStateSchema),
+  /** Child instances by node (`subworkflow` and `map` nodes that started any). */
+  children: z.array(ChildGroupSchema).optional(),
 });
 /** See {@link InstanceDetailSchema}. */
 export type InstanceDetail = z.output<typeof InstanceDetailSchema>;
@@ -263,6 +290,10 @@ export const InstanceFilterSchema = z.strictObject({
   waitingFor: z.enum(WAITING_FOR_VALUES).optional(),
   /** Only instances whose current nodes include this node id. */
   node: nodeId.optional(),
+  /** Only the child instances of this instance (its `subworkflow` and `map` nodes'). */
+  parentId: rowId.optional(),
+  /** Only instances with exactly this business key. */
+  businessKey: z.string().min(1).max(LIMITS.text).optional(),
 });
 /** An instance filter as a caller sends it. */
 export type InstanceFilterInput = z.input<typeof InstanceFilterSchema>;

@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import { isBusyError, openDatabase, WAL_SIZE_LIMIT_BYTES, type OpenOptions, type RunnelDb } from './open-database';
 import { createNodeQueries } from './queries/nodes';
 import { createHistoryQueries, createInstanceQueries } from './queries/instances';
+import { createChildQueries, createEventQueries } from './queries/children';
 import { createReadModel } from './queries/read-model';
 import { createScheduleQueries } from './queries/schedule';
 import { createWorkflowQueries } from './queries/workflows';
@@ -80,6 +81,8 @@ export function sqliteStorage(db: RunnelDb, options: SqliteStorageOptions = {}):
     nodes: createNodeQueries(raw),
     instances: createInstanceQueries(raw),
     history: createHistoryQueries(raw),
+    children: createChildQueries(raw),
+    events: createEventQueries(raw),
     workflows,
     savepoint: <T>(fn: () => T): T => savepoint(fn) as T,
     isStorageFailure: (err) => {

@@ -60,6 +60,10 @@ export const ProblemCodes = {
    * `INVALID_INPUT_SCHEMA`.)
    */
   UNSUPPORTED_REGEX: 'UNSUPPORTED_REGEX',
+  /** A `subworkflow` or `map` node names a workflow (or version) that is not deployed. */
+  UNKNOWN_WORKFLOW: 'UNKNOWN_WORKFLOW',
+  /** Workflows call each other in a cycle (through `subworkflow` and `map` nodes); the message gives it. */
+  WORKFLOW_CYCLE: 'WORKFLOW_CYCLE',
 } as const;
 
 /** One of {@link ProblemCodes}. */

@@ -68,6 +68,7 @@ export const approvalNode: NodeType<ApprovalConfig> = {
   configSchema: ApprovalConfigSchema,
   defaultRetry: { maxAttempts: 1 },
   instant: true,
+  timeoutBoundsWait: true,
   execute(ctx) {
     const { prompt, assignee, form } = ctx.config;
     return Promise.resolve({

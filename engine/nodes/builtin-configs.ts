@@ -13,13 +13,14 @@
 import type { TypeInfo } from '../dsl/validate-nodes';
 import { ApprovalConfigSchema } from './approval';
 import { DelayConfigSchema } from './delay';
+import { EventConfigSchema, MapConfigSchema, SubworkflowConfigSchema } from './control-flow-config';
 import { HttpConfigSchema } from './http-config';
 import { PassConfigSchema } from './pass';
 import { ScriptConfigSchema, scriptSyntaxProblems, type ScriptConfig } from './script-config';
 
 /**
  * The built-in types' validation entries by type name (`pass`, `script`, `http`, `delay`,
- * `approval`), as `NodeRegistry.catalog()` gives them for the registry's built-ins.
+ * `approval`, `subworkflow`, `map`, `event`), as `NodeRegistry.catalog()` gives them for the registry's built-ins.
  */
 export const BUILTIN_CONFIGS: Readonly<Record<string, TypeInfo>> = Object.freeze({
   pass: { configSchema: PassConfigSchema },
@@ -31,6 +32,9 @@ export const BUILTIN_CONFIGS: Readonly<Record<string, TypeInfo>> = Object.freeze
   http: { configSchema: HttpConfigSchema },
   delay: { configSchema: DelayConfigSchema },
   approval: { configSchema: ApprovalConfigSchema },
+  subworkflow: { configSchema: SubworkflowConfigSchema, templates: false },
+  map: { configSchema: MapConfigSchema, templates: false },
+  event: { configSchema: EventConfigSchema },
 });
 
 /** The validation entry of built-in type `type`, or undefined for any other name. */

@@ -1,9 +1,22 @@
 /**
- * Node types: the contract, the registry and the built-ins (pass, script, http, delay, approval).
+ * Node types: the contract, the registry and the built-ins (pass, script, http, delay, approval,
+ * subworkflow, map, event).
  *
  * The runtime and hosts import from here; a built-in's own file is only for its tests.
  */
-export type { NodeContext, NodeResult, NodeThread, NodeType, NodeTypeDescription, ThreadedNodeType } from './types';
+export type { ChildrenSpec, NodeContext, NodeResult, NodeThread, NodeType, NodeTypeDescription, ThreadedNodeType } from './types';
+export { MAX_CHILDREN_PER_NODE } from './types';
+export {
+  EventConfigSchema,
+  MapConfigSchema,
+  SubworkflowConfigSchema,
+  eventNode,
+  mapNode,
+  subworkflowNode,
+  type EventConfig,
+  type MapConfig,
+  type SubworkflowConfig,
+} from './control-flow';
 export {
   NodeRegistry,
   NODE_TYPE_NAME_PATTERN,

@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { EngineError } from '../errors';
 import { approvalNode } from './approval';
 import { delayNode } from './delay';
+import { eventNode, mapNode, subworkflowNode } from './control-flow';
 import { createHttpNodeType, type HttpNodeOptions } from './http';
 import { passNode } from './pass';
 import { createScriptNodeType, type ScriptNodeOptions } from './script';
@@ -213,7 +214,8 @@ export interface DefaultRegistryOptions {
 }
 
 /**
- * A registry with every built-in type: `pass`, `script`, `http`, `delay`, `approval`, then
+ * A registry with every built-in type: `pass`, `script`, `http`, `delay`, `approval`,
+ * `subworkflow`, `map`, `event`, then
  * `options.types`.
  *
  * @throws EngineError INVALID_INPUT when a custom type is invalid or reuses a built-in name.
@@ -227,6 +229,9 @@ export function createDefaultRegistry(options: DefaultRegistryOptions = {}): Nod
       createHttpNodeType(options.http),
       delayNode,
       approvalNode,
+      subworkflowNode,
+      mapNode,
+      eventNode,
     ],
     pool === undefined ? {} : { pool },
   );

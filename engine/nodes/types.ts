@@ -48,11 +48,18 @@ export interface NodeContext<Config = Record<string, unknown>> {
  * - `{ wait: { until } }`: park the node WAITING until the absolute time `until` (epoch ms); the
  *   runtime completes it then with `output` (a `delay`);
  * - `{ wait: { approval: true } }`: park the node WAITING until a person decides (an `approval`);
- *   the node's `timeoutMs`, if any, fails it with TIMEOUT when no decision came in time.
+ *   the node's `timeoutMs`, if any, fails it with TIMEOUT when no decision came in time;
+ * - `{ wait: { event: { name, key? } } }`: park the node WAITING until an event of that name (and
+ *   key) is sent to the instance; its data becomes the result (an `event` node);
+ * - `{ wait: { children: … } }`: run child instances of another workflow and wait for them; the
+ *   result is the child's final variables (`subworkflow`) or the array of them in item order
+ *   (`map`). For waits, the node's `timeoutMs` bounds the wait, not `execute`.
  */
 export type NodeResult =
   | { output: unknown }
   | { wait: { until: number }; output?: unknown }
+  | { wait: { event: { name: string; key?: string } } }
+  | { wait: { children: ChildrenSpec } }
   | {
       wait: {
         approval: true;
@@ -63,6 +70,25 @@ export type NodeResult =
         form?: Record<string, unknown>;
       };
     };
+
+/**
+ * Child instances a node asks for (`subworkflow`, `map`): the workflow (its latest version when
+ * the node starts, unless `version` pins one) and each child's start variables, in item order.
+ */
+export interface ChildrenSpec {
+  mode: 'subworkflow' | 'map';
+  workflow: string;
+  version?: number;
+  /** Each child's start variables (a JSON object each); at most {@link MAX_CHILDREN_PER_NODE}. */
+  inputs: Record<string, unknown>[];
+  /** Children running at once (1 for a subworkflow). */
+  maxConcurrency: number;
+  /** Children that may fail (their result is then `null`) before the node fails. */
+  toleratedFailures: number;
+}
+
+/** The most child instances one node attempt may run (a `map` node's items). */
+export const MAX_CHILDREN_PER_NODE = 10_000;
 
 /** A node type: built in or registered by a plug-in. */
 export interface NodeType<Config = Record<string, unknown>> {
@@ -93,6 +119,11 @@ export interface NodeType<Config = Record<string, unknown>> {
    * aborts (the worker skips the abort machinery for it).
    */
   instant?: boolean;
+  /**
+   * Whether the node's `timeoutMs` bounds the wait its `execute` returns (a person's decision, an
+   * event, child instances) rather than `execute` itself: approval, event, subworkflow, map.
+   */
+  timeoutBoundsWait?: boolean;
   /**
    * Checks a config beyond what `configSchema` can express (e.g. a script's syntax), when a
    * workflow is validated: gets the parsed config as written (templates not rendered) and returns

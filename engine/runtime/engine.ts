@@ -89,6 +89,7 @@ export class Engine {
         // Fault points are for tests: the environment arms them only with RUNNEL_ENABLE_FAULTS=1 too.
         faults: options.faults ?? Faults.fromEnv(process.env.RUNNEL_ENABLE_FAULTS === '1' ? process.env.RUNNEL_FAULTS : undefined),
         workflow: (id, q) => workflowIn(this.ctx, id, q),
+        loadWorkflow: (id) => loadWorkflow(this.ctx, id),
       },
       this.opts,
     );
@@ -171,6 +172,11 @@ export class Engine {
     return exportWorkflow((await this.getWorkflow(name, version)).definition);
   }
 
+  /** Validates a definition as a save would, the workflows it calls included, without saving (see workflows.ts). */
+  validate(raw: unknown) {
+    return workflows.validateDefinition(this.ctx, raw);
+  }
+
   /** Renames a workflow, every version with it (see workflows.ts). @throws EngineError NOT_FOUND, CONFLICT, INVALID_INPUT */
   renameWorkflow(name: string, newName: string) {
     return workflows.renameWorkflow(this.ctx, name, newName);
@@ -249,6 +255,11 @@ export class Engine {
   /** Cancels a live instance (see manual-actions.ts). */
   cancel(instanceId: number, options: { compensate?: boolean; actor?: string; expectedVersion?: number } = {}): Promise<void> {
     return actions.cancel(this.ctx, instanceId, options);
+  }
+
+  /** Sends an event to a live instance, by id or business key (see manual-actions.ts `signal`). */
+  signal(target: { id?: number; businessKey?: string }, options: actions.SignalOptions) {
+    return actions.signal(this.ctx, target, options);
   }
 
   /** Retries a FAILED instance (see manual-actions.ts). */
@@ -351,8 +362,8 @@ export class Engine {
   }
 
   /**
-   * Whether an instance has ended or can go on only by a person: SUSPENDED, or WAITING with every
-   * open node an approval (or pending behind one).
+   * Whether an instance has ended or can go on only from outside: SUSPENDED, or WAITING with every
+   * open node an approval or an event not sent yet (or pending behind one).
    */
   async isSettled(id: number): Promise<boolean> {
     const inst = await this.storage.read.instance(id);
@@ -361,7 +372,8 @@ export class Engine {
     if (inst.status !== 'WAITING') return false;
     const open = inst.nodes.filter((n) => ['PENDING', 'READY', 'RUNNING', 'WAITING', 'RETRYING'].includes(n.status));
     const waiting = open.filter((n) => n.status === 'WAITING');
-    return waiting.length > 0 && waiting.every((n) => (n.wait as { kind?: string } | undefined)?.kind === 'approval') && open.every((n) => n.status === 'WAITING' || n.status === 'PENDING');
+    const outside = (w: { kind?: string; received?: unknown } | undefined) => w?.kind === 'approval' || (w?.kind === 'event' && w.received === undefined);
+    return waiting.length > 0 && waiting.every((n) => outside(n.wait as { kind?: string } | undefined)) && open.every((n) => n.status === 'WAITING' || n.status === 'PENDING');
   }
 
   // ---------------------------------------------------------------- worker

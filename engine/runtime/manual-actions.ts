@@ -14,6 +14,7 @@ import type { RuntimeContext } from './context';
 import { loadWorkflow, transact } from './context';
 import { jsonBytes, settleResult, type SettledResult } from './outcome';
 import { cancel as cancelTransition, decideApproval, diffVariables, resumeInstance, retryInstance } from './state-machine/manual';
+import { sendEvent, type SendResult } from './state-machine/signal';
 
 /** An approval decision. */
 export interface ApproveOptions {
@@ -179,4 +180,47 @@ export async function retry(ctx: RuntimeContext, instanceId: number, options: { 
     }),
   );
   ctx.worker.wake();
+}
+
+/** An event sent to an instance (`instance:signal`). */
+export interface SignalOptions {
+  /** The event's name (what an `event` node's `config.name` waits for). */
+  event: string;
+  /** Its key (what an `event` node's `config.key` asks for), if any. */
+  key?: string;
+  /** Its data: the waiting node's result (default null). */
+  data?: unknown;
+  actor?: string;
+}
+
+/**
+ * Sends an event to a live instance, given by id or by business key (exactly one live instance
+ * must have it): recorded, and taken by the `event` node waiting for it or kept until one does
+ * (state-machine/signal.ts).
+ *
+ * @throws EngineError NOT_FOUND; INVALID_STATE (the instance has ended); INVALID_INPUT (no id
+ *   nor business key, a business key of none or several live instances, data nested too deep or
+ *   above the size limit).
+ */
+export async function signal(ctx: RuntimeContext, target: { id?: number; businessKey?: string }, o: SignalOptions): Promise<SendResult & { instanceId: number }> {
+  const data = o.data === undefined ? null : o.data;
+  const nesting = findValueProblem(data);
+  if (nesting) throw new EngineError('INVALID_INPUT', `data: ${describeValueProblem('the event data', nesting)}`, { kind: 'user' });
+  const bytes = jsonBytes(data);
+  if (bytes > ctx.opts.maxResultBytes) throw new EngineError('INVALID_INPUT', `data: the event data is ${bytes} bytes, above the limit of ${ctx.opts.maxResultBytes}`, { kind: 'user' });
+  let instanceId = target.id;
+  if (instanceId === undefined) {
+    const key = target.businessKey;
+    if (key === undefined) throw new EngineError('INVALID_INPUT', 'give the instance id or its business key');
+    const live = await ctx.storage.read.listInstances({ businessKey: key, status: ['PENDING', 'RUNNING', 'WAITING', 'SUSPENDED', 'COMPENSATING'], limit: 2 });
+    if (live.length === 0) throw new EngineError('NOT_FOUND', `no live instance has business key ${JSON.stringify(key)}`);
+    if (live.length > 1) {
+      throw new EngineError('INVALID_INPUT', `businessKey: several live instances have business key ${JSON.stringify(key)} (${live.map((i) => i.id).join(', ')}, …): give the instance id`);
+    }
+    instanceId = (live[0] as { id: number }).id;
+  }
+  const id = instanceId;
+  const r = await transact(ctx, (tx) => sendEvent(tx, { instanceId: id, name: o.event, key: o.key ?? null, data, ...(o.actor === undefined ? {} : { actor: o.actor }) }));
+  ctx.worker.wake();
+  return { ...r, instanceId: id };
 }

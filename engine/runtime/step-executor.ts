@@ -5,6 +5,9 @@
  * (retryable or final, error edges decided). Never touches the database and never throws.
  */
 import { EngineError, serializeError } from '../errors';
+import { checkVariables } from '../dsl/input-schema';
+import { MAX_CHILDREN_PER_NODE, type ChildrenSpec } from '../nodes/types';
+import type { ChildResult } from '../store/port';
 import { applyInput, renderTemplates, type ExpressionScope } from '../dsl/expressions';
 import type { NodeContext, NodeResult } from '../nodes/types';
 import type { Clock } from './clock';
@@ -19,6 +22,10 @@ export interface ExecutorDeps {
   clock: Clock;
   /** Largest node result / variables document, bytes. */
   maxResultBytes: number;
+  /** The latest (or pinned) version of workflow `name`, compiled. @throws EngineError NOT_FOUND (not retryable) */
+  childWorkflow(name: string, version?: number): Promise<CompiledWorkflow>;
+  /** The children of a node attempt, in item order. */
+  childResults(instanceId: number, nodeId: string, attempt: number): Promise<ChildResult[]>;
   /** Appends a `node.log` history event for a handler (best-effort). */
   log(step: ClaimedStep, message: string, data: unknown): void;
 }
@@ -52,9 +59,13 @@ export async function executeStep(deps: ExecutorDeps, wf: CompiledWorkflow, step
         return { kind: 'completed', step, ...settled };
       }
       case 'timeout': {
-        const err = new EngineError('TIMEOUT', `node "${node.id}" timed out after ${node.def.timeoutMs ?? 0} ms waiting for a decision`);
+        const kind = step.wait?.kind;
+        const what = kind === 'event' ? `for event "${step.wait?.kind === 'event' ? step.wait.name : ''}"` : kind === 'children' ? 'for its child instances' : 'for a decision';
+        const err = new EngineError('TIMEOUT', `node "${node.id}" timed out after ${node.def.timeoutMs ?? 0} ms waiting ${what}`);
         return await failure(step, node, err, scope);
       }
+      case 'wake':
+        return await settleWake(deps, step, node, scope);
       case 'compensate':
         return await runCompensation(deps, step, node, scope, controller);
       default:
@@ -98,8 +109,8 @@ async function runHandler(deps: ExecutorDeps, step: ClaimedStep, node: CompiledN
       details: parsed.error.issues,
     });
   }
-  // Approvals wait for a person: their timeoutMs bounds the wait, not the handler.
-  const timeoutMs = node.def.type === 'approval' ? undefined : node.def.timeoutMs;
+  // Approvals, events and child instances are waited for: their timeoutMs bounds the wait, not the handler.
+  const timeoutMs = node.type.timeoutBoundsWait === true ? undefined : node.def.timeoutMs;
   const result: NodeResult = await withTimeout(timeoutMs, controller, (signal) =>
     node.type.execute(context(deps, step, node, node.def.type, parsed.data, input, signal, false)),
   );
@@ -109,6 +120,9 @@ async function runHandler(deps: ExecutorDeps, step: ClaimedStep, node: CompiledN
       const output = 'output' in result ? result.output : undefined;
       return { kind: 'wait', step, wait: { kind: 'timer', until: w.until, ...(output === undefined ? {} : { output }) } };
     }
+    const waitMs = node.def.timeoutMs === undefined ? {} : { timeoutMs: node.def.timeoutMs };
+    if ('event' in w) return { kind: 'wait', step, wait: { kind: 'event', name: w.event.name, ...(w.event.key === undefined ? {} : { key: w.event.key }), ...waitMs } };
+    if ('children' in w) return { kind: 'wait', step, wait: { kind: 'children', ...(await childrenRequest(deps, node, w.children)), ...waitMs } };
     return {
       kind: 'wait',
       step,
@@ -117,6 +131,82 @@ async function runHandler(deps: ExecutorDeps, step: ClaimedStep, node: CompiledN
   }
   const settled = await settleResult(node, result.output, scope, deps.maxResultBytes);
   return { kind: 'completed', step, ...settled };
+}
+
+/**
+ * What a node's children request becomes: the workflow version resolved now (the latest, unless
+ * pinned), each child's variables checked against its `inputSchema` and the size limit, as JSON.
+ *
+ * @throws EngineError NOT_FOUND, INVALID_VARIABLES (naming the item), INVALID_INPUT (too many
+ *   items): none retryable.
+ */
+async function childrenRequest(deps: ExecutorDeps, node: CompiledNode, spec: ChildrenSpec) {
+  if (spec.inputs.length > MAX_CHILDREN_PER_NODE) {
+    throw new EngineError('INVALID_INPUT', `node "${node.id}": ${spec.inputs.length} child instances asked for, above the limit of ${MAX_CHILDREN_PER_NODE}`, { retryable: false });
+  }
+  const wf = await deps.childWorkflow(spec.workflow, spec.version);
+  const inputs = spec.inputs.map((vars, i) => {
+    const item = spec.mode === 'map' ? `item ${i}: ` : '';
+    try {
+      checkVariables(wf.def, vars);
+    } catch (err) {
+      if (!(err instanceof EngineError)) throw err;
+      throw new EngineError(err.code, `node "${node.id}": ${item}the child's variables: ${err.message}`, { retryable: false, details: err.details });
+    }
+    const json = JSON.stringify(vars);
+    const bytes = Buffer.byteLength(json);
+    if (bytes > deps.maxResultBytes) {
+      throw new EngineError('INVALID_VARIABLES', `node "${node.id}": ${item}the child's variables are ${bytes} bytes, above the limit of ${deps.maxResultBytes}`, { retryable: false });
+    }
+    return json;
+  });
+  return {
+    mode: spec.mode,
+    workflowId: wf.id,
+    workflow: wf.name,
+    version: wf.version,
+    inputs,
+    maxConcurrency: Math.max(1, Math.floor(spec.maxConcurrency)),
+    toleratedFailures: Math.max(0, Math.floor(spec.toleratedFailures)),
+  };
+}
+
+/**
+ * A WAITING node's wait is over (its `wake` row was claimed): an event node completes with the
+ * event's data; a subworkflow with its child's final variables, a map with its children's in
+ * item order (null for a tolerated failure); a failed child, or more than tolerated, fails the
+ * attempt with CHILD_FAILED naming them (retryable unless the child was cancelled).
+ */
+async function settleWake(deps: ExecutorDeps, step: ClaimedStep, node: CompiledNode, scope: ExpressionScope): Promise<Outcome> {
+  const w = step.wait;
+  if (w?.kind === 'event' && w.received !== undefined) {
+    return { kind: 'completed', step, ...(await settleResult(node, w.received.data, scope, deps.maxResultBytes)) };
+  }
+  if (w?.kind !== 'children') throw new EngineError('INTERNAL', `node "${node.id}" has no wait to wake from`);
+  const rows = await deps.childResults(step.row.instanceId, node.id, step.attempt);
+  const of = `${w.workflow} v${w.version}`;
+  if (w.mode === 'subworkflow') {
+    const r = rows[0];
+    if (r?.status === 'COMPLETED') return { kind: 'completed', step, ...(await settleResult(node, r.variables, scope, deps.maxResultBytes)) };
+    const status = r?.status ?? 'missing';
+    throw new EngineError('CHILD_FAILED', `child instance ${r?.childId ?? '?'} (${of}) ended ${status}${r?.error ? `: ${r.error.code} ${r.error.message}` : ''}`, {
+      retryable: status !== 'CANCELLED',
+      details: { childId: r?.childId ?? null, workflow: w.workflow, version: w.version, status, error: r?.error ?? null },
+    });
+  }
+  if (w.failing === true) {
+    const failures = rows
+      .filter((r) => r.status === 'FAILED' || r.status === 'CANCELLED')
+      .slice(0, 20)
+      .map((r) => ({ index: r.index, childId: r.childId, status: r.status, error: r.error }));
+    const first = failures.find((f) => f.status === 'FAILED') ?? failures[0];
+    const firstText = first ? `; the first: child ${first.childId} (item ${first.index}) ${first.status}${first.error ? `: ${first.error.message}` : ''}` : '';
+    throw new EngineError('CHILD_FAILED', `${w.failed} of ${w.total} child instances (${of}) failed, more than the ${w.toleratedFailures} tolerated${firstText}`, {
+      details: { workflow: w.workflow, version: w.version, total: w.total, failed: w.failed, tolerated: w.toleratedFailures, failures },
+    });
+  }
+  const output = rows.map((r) => (r.status === 'COMPLETED' ? r.variables : null));
+  return { kind: 'completed', step, ...(await settleResult(node, output, scope, deps.maxResultBytes)) };
 }
 
 async function runCompensation(deps: ExecutorDeps, step: ClaimedStep, node: CompiledNode, scope: ExpressionScope, controller: AbortController | undefined): Promise<Outcome> {

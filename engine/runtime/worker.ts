@@ -48,6 +48,8 @@ export interface WorkerDeps {
   faults: Faults;
   /** A workflow version, compiled; inside a transaction it reads through that transaction's queries `q`. */
   workflow(id: number, q?: WriteQueries): CompiledWorkflow;
+  /** A workflow version, compiled, outside a transaction. @throws EngineError NOT_FOUND */
+  loadWorkflow(id: number): Promise<CompiledWorkflow>;
 }
 
 /** A running execution. `controller` is undefined for instant types (nothing to abort). */
@@ -101,6 +103,15 @@ export class Worker {
     this.executorDeps = {
       clock: deps.clock,
       maxResultBytes: opts.maxResultBytes,
+      childWorkflow: async (name, version) => {
+        const row = await deps.storage.read.workflowVersion(name, version);
+        if (!row) {
+          const what = version === undefined ? `workflow "${name}" does not exist` : `workflow "${name}" has no version ${version}`;
+          throw new EngineError('NOT_FOUND', `${what} (called as a child workflow)`, { retryable: false });
+        }
+        return deps.loadWorkflow(row.id);
+      },
+      childResults: (instanceId, nodeId, attempt) => deps.storage.read.childResults(instanceId, nodeId, attempt),
       log: (step, message, data) => {
         // Best-effort and small: a handler's log line lands in history on its own.
         void deps.storage

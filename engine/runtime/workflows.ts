@@ -5,7 +5,8 @@
 import { EngineError } from '../errors';
 import type { Workflow } from '../dsl/schema';
 import { nameText, WorkflowSchema } from '../dsl/schema';
-import { assertValidWorkflow } from '../dsl/validate';
+import { assertValidWorkflow, formatProblems, validateWorkflow, type Problem, type ValidationResult } from '../dsl/validate';
+import { checkWorkflowCalls, workflowCalls, type CallLookup, type WorkflowCall } from '../dsl/validate-calls';
 import { describeValueProblem, findValueProblem } from '../dsl/value-limits';
 import { definitionHash, exportWorkflow } from '../dsl/export';
 import type { WorkflowSummary } from '../api/contract';
@@ -46,7 +47,15 @@ export async function deployWorkflow(ctx: RuntimeContext, raw: unknown): Promise
   const wf = assertValidWorkflow(raw, ctx.registry.catalog());
   const hash = definitionHash(wf);
   const now = ctx.clock.now();
+  const calls = workflowCalls(wf).length > 0;
   return ctx.storage.write(({ workflows }) => {
+    if (calls) {
+      const lookup: CallLookup = (name, version) => {
+        const row = version === undefined ? workflows.latest(name) : workflows.versions(name).find((v) => v.version === version);
+        return row === undefined ? undefined : workflowCalls(JSON.parse(row.dslJson));
+      };
+      refuseProblems(checkWorkflowCalls(wf.name, wf, lookup));
+    }
     const latest = workflows.latest(wf.name);
     if (latest && latest.definitionHash === hash) {
       // A save without `ui` keeps what is stored.
@@ -85,6 +94,42 @@ export async function deployWorkflow(ctx: RuntimeContext, raw: unknown): Promise
     });
     return { workflowId: id, name: wf.name, version, created: true };
   });
+}
+
+/** @throws EngineError INVALID_WORKFLOW listing `problems`, when there are any. */
+function refuseProblems(problems: Problem[]): void {
+  if (problems.length === 0) return;
+  const n = problems.length;
+  throw new EngineError('INVALID_WORKFLOW', `workflow is invalid (${n} problem${n === 1 ? '' : 's'}):\n${formatProblems(problems)}`, { details: problems });
+}
+
+/**
+ * Validates a raw definition as a save would, without saving: the DSL checks of
+ * engine/dsl/validate.ts, then the workflows its `subworkflow` and `map` nodes call, against what
+ * is deployed (read here, the calls' calls too). Never throws for a bad definition.
+ */
+export async function validateDefinition(ctx: RuntimeContext, raw: unknown): Promise<ValidationResult> {
+  const r = validateWorkflow(raw, ctx.registry.catalog());
+  const own = workflowCalls(raw);
+  if (own.length === 0) return r;
+  const name = typeof (raw as { name?: unknown }).name === 'string' ? (raw as { name: string }).name : '';
+  // Every version the calls reach, read before the check (which is synchronous).
+  const known = new Map<string, WorkflowCall[] | undefined>();
+  const keyOf = (w: string, v?: number) => `${v ?? ''}@${w}`;
+  const queue: WorkflowCall[] = [...own];
+  while (queue.length > 0) {
+    const c = queue.shift() as WorkflowCall;
+    const key = keyOf(c.workflow, c.version);
+    if (known.has(key) || c.workflow === name) continue;
+    const row = await ctx.storage.read.workflowVersion(c.workflow, c.version);
+    const next = row === undefined ? undefined : workflowCalls(JSON.parse(row.dslJson));
+    known.set(key, next);
+    if (next) queue.push(...next);
+  }
+  const problems = checkWorkflowCalls(name, raw, (w, v) => known.get(keyOf(w, v)));
+  if (problems.length === 0) return r;
+  const all = [...r.problems, ...problems];
+  return r.workflow === undefined ? { ok: false, problems: all } : { ok: false, problems: all, workflow: r.workflow };
 }
 
 /** A live workflow version's row: the latest when `version` is omitted. @throws EngineError NOT_FOUND */

@@ -20,6 +20,8 @@
  */
 import type { ApprovalItem, HistoryEvent, InstanceDetail, InstanceListItem, Metrics, WorkflowSummary } from '../api/contract';
 import type { Queries, Suspension } from './queries';
+import type { WaitingFor } from '../vocabulary';
+import type { SerializedError } from '../errors';
 
 /** An instance with its node states, as `instance:get` answers, its suspension typed. */
 export type InstanceView = Omit<InstanceDetail, 'suspension'> & { suspension?: Suspension };
@@ -87,7 +89,11 @@ export interface InstanceFilter {
   /** Matches the id, the business key, the error or the suspension text. */
   text?: string;
   /** Only instances waiting for this. */
-  waitingFor?: 'timer' | 'approval' | 'retry' | 'person';
+  waitingFor?: WaitingFor;
+  /** Only the child instances of this instance (started by its `subworkflow` and `map` nodes). */
+  parentId?: number;
+  /** Only instances with exactly this business key. */
+  businessKey?: string;
   /** Only instances whose current nodes include this node id. */
   node?: string;
   /** Only these instance ids (a live view refreshing the rows it shows). */
@@ -100,6 +106,16 @@ export interface InstanceFilter {
   upToId?: number;
   /** Page size, 1–1000 (default 50). */
   limit?: number;
+}
+
+/** A child instance of a node attempt as its parent's result reads it (`status` null: never started). */
+export interface ChildResult {
+  index: number;
+  childId: number | null;
+  status: string | null;
+  /** Its final variables (while it runs: as they are). */
+  variables: Record<string, unknown> | null;
+  error: SerializedError | null;
 }
 
 /** An approval waiting for a person, before its node's config (assignee, form) is looked up. */
@@ -120,6 +136,8 @@ export interface SeriesRow {
 export interface ReadModel {
   /** An instance with its node states (the API's `instance:get` shape), or undefined. */
   instance(id: number): Promise<InstanceView | undefined>;
+  /** The children of a node attempt (`subworkflow`, `map`), in item order, each with its instance's status, variables and error. */
+  childResults(instanceId: number, nodeId: string, attempt: number): Promise<ChildResult[]>;
   /** An instance's status and version only (what an action answers with), or undefined. */
   instanceState(id: number): Promise<{ id: number; status: string; version: number } | undefined>;
   /** Instances matching `filter`, newest first (oldest first with only `afterId`), with "why is it stuck". */

@@ -30,12 +30,14 @@ export interface ScheduleRow {
   version: number;
 }
 
-/** What a transition needs of an instance without its variables: id, status, deadline. */
+/** What a transition needs of an instance without its variables: id, status, deadline, parent. */
 export interface InstanceHead {
   id: number;
   status: InstanceStatus;
   /** When the instance must have ended, or null. */
   deadlineAt: number | null;
+  /** The instance whose `subworkflow` or `map` node started this one, or null. */
+  parentId: number | null;
 }
 
 /** An instance as the runtime needs it. */
@@ -92,8 +94,45 @@ export type NodeWait =
   | { kind: 'retry'; until: number }
   | { kind: 'incident' }
   | { kind: 'compensation' }
-  | { kind: 'handled' };
+  | { kind: 'handled' }
+  | EventWait
+  | ChildrenWait;
 
+/** An `event` node's wait: the event's name and key, its time limit, and the event once one was consumed. */
+export interface EventWait {
+  kind: 'event';
+  name: string;
+  /** Only an event sent with this key is taken; absent: any key. */
+  key?: string;
+  timeoutAt?: number;
+  /** The event it consumed (its data becomes the result when the wake row is claimed). */
+  received?: { eventId: number; data: unknown };
+}
+
+/**
+ * A `subworkflow` or `map` node's wait on its child instances (one per item, `total` in all),
+ * with the counters its children's ends move: at most `maxConcurrency` run at once; the node
+ * fails once more than `toleratedFailures` failed (`failing`: the rest were cancelled).
+ */
+export interface ChildrenWait {
+  kind: 'children';
+  mode: 'subworkflow' | 'map';
+  /** The child workflow version (its id, name and number), fixed when the node started. */
+  workflowId: number;
+  workflow: string;
+  version: number;
+  total: number;
+  maxConcurrency: number;
+  toleratedFailures: number;
+  /** Children started so far (items `0 … started − 1`). */
+  started: number;
+  completed: number;
+  /** Children that ended FAILED or CANCELLED. */
+  failed: number;
+  /** More failed than tolerated: the node fails when its wake row is claimed. */
+  failing?: true;
+  timeoutAt?: number;
+}
 /** A node result as `$steps` shows it: a completed node's output, a FAILED node's `{ error }`. */
 export type StepResults = Record<string, unknown>;
 
@@ -132,8 +171,10 @@ export interface ScheduleQueries {
   /** Rows of an instance nobody holds: ready steps, timers and approval timeouts (not leases, deadlines or compensations). */
   deleteUnleasedForInstance(instanceId: number): void;
   deleteDeadline(instanceId: number): void;
-  /** The run, timer and timeout rows of one node. */
+  /** The run, timer, timeout and wake rows of one node. */
   deleteForNode(instanceId: number, nodeId: string): void;
+  /** The timeout and wake rows of one node (its wait ended). */
+  deleteWaitRows(instanceId: number, nodeId: string): void;
   /** After the clock went back from `from` to `to`: rows due at or before `from` and not leased are due at `to`. */
   rebaseDue(p: { from: number; to: number }): void;
   /** After the clock went back by `byMs`: leases expiring after `now` move back with it. */
@@ -197,8 +238,20 @@ export interface NodeQueries {
 
 /** Instances. */
 export interface InstanceQueries {
-  /** A new instance; returns its id. `input` is stored once while it equals the variables. */
-  insert(p: { workflowId: number; status: 'PENDING' | 'RUNNING'; variablesJson: string; now: number; deadlineAt: number | null; businessKey: string | null }): number;
+  /**
+   * A new instance; returns its id. `input` is stored once while it equals the variables. A child
+   * instance names the instance and node that started it (`parentId`, `parentNodeId`).
+   */
+  insert(p: {
+    workflowId: number;
+    status: 'PENDING' | 'RUNNING';
+    variablesJson: string;
+    now: number;
+    deadlineAt: number | null;
+    businessKey: string | null;
+    parentId?: number;
+    parentNodeId?: string;
+  }): number;
   get(id: number): InstanceRow | undefined;
   head(id: number): InstanceHead | undefined;
   /** The status and the variables only (what a step started at once runs with). */
@@ -230,12 +283,46 @@ export interface HistoryQueries {
   deadLetter(p: { instanceId: number; nodeId: string | null; kind: 'node' | 'compensation'; attempts: number; error: SerializedError; now: number }): void;
 }
 
+/** Where a child instance stands in its parent: the node attempt that runs it and its item. */
+export interface ChildLink {
+  instanceId: number;
+  nodeId: string;
+  attempt: number;
+  index: number;
+}
+
+/** The children of `subworkflow` and `map` node attempts (`child`). */
+export interface ChildQueries {
+  /** One row per item of a node attempt, in order, each with its child's start variables (JSON text). */
+  insertItems(p: { instanceId: number; nodeId: string; attempt: number; inputs: readonly string[] }): void;
+  /** Item `index`'s start variables (JSON text), or undefined when it started (or does not exist). */
+  input(p: { instanceId: number; nodeId: string; attempt: number; index: number }): string | undefined;
+  /** Item `index` started as instance `childId` (its start variables are dropped: the child keeps them). */
+  started(p: { instanceId: number; nodeId: string; attempt: number; index: number; childId: number }): void;
+  /** Where child instance `childId` stands in its parent, or undefined. */
+  link(childId: number): ChildLink | undefined;
+  /** Started children of an instance (of one node when `nodeId` is given) neither ended nor COMPENSATING, oldest first. */
+  live(p: { instanceId: number; nodeId?: string }): number[];
+}
+
+/** Events sent to instances (`event`). */
+export interface EventQueries {
+  /** Records an event sent to an instance at `now`; returns its id. */
+  insert(p: { instanceId: number; name: string; key: string | null; data: unknown; actor: string | null; now: number }): number;
+  /** The oldest event of `name` sent to the instance and not consumed (with `key` when given), or undefined. */
+  firstOpen(p: { instanceId: number; name: string; key: string | null }): { id: number; data: unknown } | undefined;
+  /** Marks an event consumed by `nodeId` at `now`. */
+  consume(p: { id: number; nodeId: string; now: number }): void;
+}
+
 /** Every family, inside one transaction. */
 export interface Queries {
   readonly schedule: ScheduleQueries;
   readonly nodes: NodeQueries;
   readonly instances: InstanceQueries;
   readonly history: HistoryQueries;
+  readonly children: ChildQueries;
+  readonly events: EventQueries;
   /**
    * Runs `fn` in a savepoint nested in the transaction: when it throws, its changes are undone
    * and the error is rethrown; the transaction goes on (unless the error is a storage failure).

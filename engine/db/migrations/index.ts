@@ -10,9 +10,10 @@ import { sql as m0001 } from './0001-initial';
 import { sql as m0002 } from './0002-monitor-indexes';
 import { sql as m0003 } from './0003-workflow-deleted';
 import { sql as m0004 } from './0004-schedule-deadline';
+import { sql as m0005 } from './0005-control-flow';
 
 /** The migrations in order; index + 1 is the version each brings the file to. */
-export const MIGRATIONS: readonly string[] = [m0001, m0002, m0003, m0004];
+export const MIGRATIONS: readonly string[] = [m0001, m0002, m0003, m0004, m0005];
 
 /** The schema version this build writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;

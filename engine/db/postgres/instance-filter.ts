@@ -74,6 +74,8 @@ export function buildInstanceWherePg(filter: InstanceFilter, parts: { status?: b
         `i.status IN ('RUNNING', 'WAITING') AND EXISTS (SELECT 1 FROM node_state n WHERE n.instance_id = i.id AND n.status = 'WAITING' AND (n.wait_json::jsonb ->> 'kind') = ${p(filter.waitingFor)})`,
       );
   }
+  if (filter.parentId !== undefined) terms.push(`i.parent_id = ${p(filter.parentId)}`);
+  if (filter.businessKey !== undefined) terms.push(`i.business_key = ${p(filter.businessKey)}`);
   if (filter.node !== undefined) {
     terms.push(
       `EXISTS (SELECT 1 FROM node_state n WHERE n.instance_id = i.id AND n.node_id = ${p(filter.node)}

@@ -15,6 +15,7 @@ import type { HistoryEvent, InstanceListItem } from '../../api/contract';
 import type { ApprovalRow, InstanceFilter, InstanceView, ReadModel } from '../../store/port';
 import type { Suspension } from '../../store/queries';
 import { START_INPUT_SQL } from '../queries/instances';
+import { toChildGroups, toChildResult, type ChildCountRow, type RawChildResult } from '../queries/children';
 import { readMetrics, readSeries, readWorkflowById, readWorkflowSummaries, readWorkflowVersion, readWorkflowVersions } from './dashboard';
 import { buildInstanceWherePg } from './instance-filter';
 import { rowOf, rowsOf, type PgQueryable } from './pg-read';
@@ -32,6 +33,8 @@ interface ListRow extends StuckSource {
   ended_at: number | null;
   updated_at: number;
   version: number;
+  parent_id: number | null;
+  parent_node_id: string | null;
 }
 
 interface DetailRow extends ListRow {
@@ -80,7 +83,7 @@ interface ApprovalSqlRow {
 }
 
 const LIST_COLS = `i.id, w.name AS workflow, w.version AS workflow_version, i.status, i.business_key,
-  i.created_at, i.started_at, i.ended_at, i.updated_at, i.version, i.error_json, i.suspension_json`;
+  i.created_at, i.started_at, i.ended_at, i.updated_at, i.version, i.error_json, i.suspension_json, i.parent_id, i.parent_node_id`;
 
 const parse = (s: string | null): unknown => (s === null ? undefined : JSON.parse(s));
 
@@ -98,6 +101,8 @@ function listItem(r: ListRow): InstanceListItem {
     version: r.version,
     error: parse(r.error_json),
     suspension: parse(r.suspension_json),
+    parentId: r.parent_id,
+    parentNodeId: r.parent_node_id,
     ...describeStuck(r),
   };
 }
@@ -125,7 +130,7 @@ export function createPostgresReadModel(db: PgQueryable): ReadModel {
   }
 
   async function instance(id: number): Promise<InstanceView | undefined> {
-    const [row, nodes] = await Promise.all([
+    const [row, nodes, children] = await Promise.all([
       rowOf<DetailRow>(
         db,
         `SELECT ${LIST_COLS}, i.workflow_id, i.variables_json, ${START_INPUT_SQL} AS input_json, i.deadline_at
@@ -139,6 +144,16 @@ export function createPostgresReadModel(db: PgQueryable): ReadModel {
                 (SELECT min(s.next_run_at) FROM schedule s WHERE s.instance_id = n.instance_id AND s.node_id = n.node_id
                    AND s.lease_owner IS NULL) AS next_run_at
            FROM node_state n WHERE n.instance_id = $1 ORDER BY n.node_id COLLATE "C"`,
+        [id],
+      ),
+      rowsOf<ChildCountRow>(
+        db,
+        `SELECT c.node_id AS "nodeId", c.attempt, coalesce(i.status, 'QUEUED') AS status, count(*) AS n,
+                max(w.name) AS workflow, max(w.version) AS "workflowVersion"
+           FROM child c JOIN node_state ns ON ns.instance_id = c.instance_id AND ns.node_id = c.node_id AND ns.attempt = c.attempt
+           LEFT JOIN instance i ON i.id = c.child_id LEFT JOIN workflow w ON w.id = i.workflow_id
+          WHERE c.instance_id = $1 GROUP BY c.node_id, c.attempt, coalesce(i.status, 'QUEUED')
+          ORDER BY c.node_id COLLATE "C", c.attempt, coalesce(i.status, 'QUEUED') COLLATE "C"`,
         [id],
       ),
     ]);
@@ -160,6 +175,9 @@ export function createPostgresReadModel(db: PgQueryable): ReadModel {
       endedAt: row.ended_at,
       updatedAt: row.updated_at,
       deadlineAt: row.deadline_at,
+      parentId: row.parent_id,
+      parentNodeId: row.parent_node_id,
+      children: toChildGroups(children),
       nodes: nodes.map((n) => {
         const wait = parse(n.wait_json) as { kind?: string } | undefined;
         return {
@@ -223,6 +241,16 @@ export function createPostgresReadModel(db: PgQueryable): ReadModel {
     instance,
     instanceState: (id) => rowOf<{ id: number; status: string; version: number }>(db, `SELECT id, status, version FROM instance WHERE id = $1`, [id]),
     listInstances: list,
+    childResults: async (instanceId, nodeId, attempt) =>
+      (
+        await rowsOf<RawChildResult>(
+          db,
+          `SELECT c.item_index AS "index", c.child_id AS "childId", i.status, i.variables_json AS "variablesJson", i.error_json AS "errorJson"
+             FROM child c LEFT JOIN instance i ON i.id = c.child_id
+            WHERE c.instance_id = $1 AND c.node_id = $2 AND c.attempt = $3 ORDER BY c.item_index`,
+          [instanceId, nodeId, attempt],
+        )
+      ).map(toChildResult),
     countByStatus: async (filter) => {
       const { terms, params, joinWorkflow } = buildInstanceWherePg(filter, { status: false, paging: false });
       const join = joinWorkflow ? 'JOIN workflow w ON w.id = i.workflow_id' : '';

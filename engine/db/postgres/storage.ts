@@ -35,6 +35,7 @@ import { openBridge, PgQueryError, type BridgeOptions, type QueryResult, type Sy
 import { isRetryableTx, isStorageFailure, postgresError, redactUrl } from './errors';
 import { migratePostgres, PG_SCHEMA_VERSION } from './migrations/index';
 import { createHistoryQueries, createInstanceQueries } from './queries/instances';
+import { createChildQueries, createEventQueries } from './queries/children';
 import { createNodeQueries } from './queries/nodes';
 import { createScheduleQueries } from './queries/schedule';
 import { createWorkflowQueries } from './queries/workflows';
@@ -221,6 +222,8 @@ function postgresStorage(url: string, first: SyncBridge, bridgeOptions: BridgeOp
     nodes: createNodeQueries(tx),
     instances: createInstanceQueries(tx),
     history: createHistoryQueries(tx),
+    children: createChildQueries(tx),
+    events: createEventQueries(tx),
     workflows: createWorkflowQueries(tx),
     savepoint<T>(fn: () => T): T {
       const name = `s${++savepoints}`;

@@ -68,6 +68,14 @@ export function buildInstanceWhere(filter: InstanceFilter, parts: { status?: boo
       );
       params.push(filter.waitingFor);
   }
+  if (filter.parentId !== undefined) {
+    terms.push('i.parent_id = ?');
+    params.push(filter.parentId);
+  }
+  if (filter.businessKey !== undefined) {
+    terms.push('i.business_key = ?');
+    params.push(filter.businessKey);
+  }
   if (filter.node !== undefined) {
     terms.push(
       `EXISTS (SELECT 1 FROM node_state n WHERE n.instance_id = i.id AND n.node_id = ?

@@ -28,6 +28,7 @@ export interface RawInstance {
   startedAt: number | null;
   deadlineAt: number | null;
   errorJson: string | null;
+  parentId: number | null;
 }
 
 /** A selected instance row as the state machine reads it, its JSON parsed (engine/db/queries/stored-json.ts). */
@@ -44,21 +45,23 @@ export function toInstanceRow(r: RawInstance): InstanceRow {
     startedAt: r.startedAt,
     deadlineAt: r.deadlineAt,
     error: r.errorJson === null ? null : parseStored<SerializedError>(r.errorJson, id, 'error_json'),
+    parentId: r.parentId,
   };
 }
 
 /** Prepares {@link InstanceQueries} on `db`. */
 export function createInstanceQueries(db: Database.Database): InstanceQueries {
-  const insert = db.prepare<[number, string, string, number, number | null, number, number | null, string | null]>(
-    `INSERT INTO instance (workflow_id, status, variables_json, input_json, created_at, started_at, updated_at, deadline_at, business_key)
-     VALUES (?, ?, ?, '', ?, ?, ?, ?, ?)`,
+  const insert = db.prepare<[number, string, string, number, number | null, number, number | null, string | null, number | null, string | null]>(
+    `INSERT INTO instance (workflow_id, status, variables_json, input_json, created_at, started_at, updated_at, deadline_at, business_key, parent_id, parent_node_id)
+     VALUES (?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?)`,
   );
   const get = db.prepare<[number], RawInstance>(
     `SELECT id, workflow_id AS workflowId, status, variables_json AS variablesJson, version, suspension_json AS suspensionJson,
-            end_status AS endStatus, started_at AS startedAt, deadline_at AS deadlineAt, error_json AS errorJson
+            end_status AS endStatus, started_at AS startedAt, deadline_at AS deadlineAt, error_json AS errorJson,
+            parent_id AS parentId
        FROM instance WHERE id = ?`,
   );
-  const head = db.prepare<[number], InstanceHead>(`SELECT id, status, deadline_at AS deadlineAt FROM instance WHERE id = ?`);
+  const head = db.prepare<[number], InstanceHead>(`SELECT id, status, deadline_at AS deadlineAt, parent_id AS parentId FROM instance WHERE id = ?`);
   const variables = db.prepare<[number], { v: string; status: InstanceStatus }>(`SELECT status, variables_json AS v FROM instance WHERE id = ?`);
   const touch = db.prepare<[string, number, number, number]>(
     `UPDATE instance SET status = ?, started_at = coalesce(started_at, ?), updated_at = ?, version = version + 1 WHERE id = ?`,
@@ -91,8 +94,11 @@ export function createInstanceQueries(db: Database.Database): InstanceQueries {
   const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 
   return {
-    insert: ({ workflowId, status, variablesJson, now, deadlineAt, businessKey }) =>
-      Number(insert.run(workflowId, status, variablesJson, now, status === 'RUNNING' ? now : null, now, deadlineAt, businessKey).lastInsertRowid),
+    insert: ({ workflowId, status, variablesJson, now, deadlineAt, businessKey, parentId, parentNodeId }) =>
+      Number(
+        insert.run(workflowId, status, variablesJson, now, status === 'RUNNING' ? now : null, now, deadlineAt, businessKey, parentId ?? null, parentNodeId ?? null)
+          .lastInsertRowid,
+      ),
     get: (id): InstanceRow | undefined => {
       const r = get.get(id);
       if (r === undefined) return undefined;

@@ -15,6 +15,7 @@ import { buildInstanceWhere, CURRENT_NODE_SQL } from './instance-filter';
 import { START_INPUT_SQL } from './instances';
 import { describeStuck, type StuckSource } from './stuck';
 import type { SqliteWorkflows } from './workflows';
+import { toChildGroups, toChildResult, type ChildCountRow, type RawChildResult } from './children';
 
 /** An instance row as lists read it. */
 interface ListRow extends StuckSource {
@@ -28,6 +29,8 @@ interface ListRow extends StuckSource {
   ended_at: number | null;
   updated_at: number;
   version: number;
+  parent_id: number | null;
+  parent_node_id: string | null;
 }
 
 interface DetailRow extends ListRow {
@@ -62,7 +65,7 @@ interface HistoryRow {
 }
 
 const LIST_COLS = `i.id, w.name AS workflow, w.version AS workflow_version, i.status, i.business_key,
-  i.created_at, i.started_at, i.ended_at, i.updated_at, i.version, i.error_json, i.suspension_json`;
+  i.created_at, i.started_at, i.ended_at, i.updated_at, i.version, i.error_json, i.suspension_json, i.parent_id, i.parent_node_id`;
 
 /** The current node states of `i` as JSON (see {@link StuckSource.nodes_json}); a primary-key range per row. */
 const NODES_COL = `CASE WHEN i.status IN ('COMPLETED', 'CANCELLED') THEN NULL ELSE
@@ -85,6 +88,8 @@ function listItem(r: ListRow): InstanceListItem {
     version: r.version,
     error: parse(r.error_json),
     suspension: parse(r.suspension_json),
+    parentId: r.parent_id,
+    parentNodeId: r.parent_node_id,
     ...describeStuck(r),
   };
 }
@@ -102,6 +107,18 @@ export function createReadModel(db: Database.Database, workflows: SqliteWorkflow
             (SELECT min(s.next_run_at) FROM schedule s WHERE s.instance_id = n.instance_id AND s.node_id = n.node_id
                AND s.lease_owner IS NULL) AS next_run_at
        FROM node_state n WHERE n.instance_id = ?`,
+  );
+  const childCounts = db.prepare<[number], ChildCountRow>(
+    `SELECT c.node_id AS nodeId, c.attempt, coalesce(i.status, 'QUEUED') AS status, count(*) AS n,
+            max(w.name) AS workflow, max(w.version) AS workflowVersion
+       FROM child c JOIN node_state ns ON ns.instance_id = c.instance_id AND ns.node_id = c.node_id AND ns.attempt = c.attempt
+       LEFT JOIN instance i ON i.id = c.child_id LEFT JOIN workflow w ON w.id = i.workflow_id
+      WHERE c.instance_id = ? GROUP BY c.node_id, c.attempt, coalesce(i.status, 'QUEUED') ORDER BY 1, 2, 3`,
+  );
+  const childResults = db.prepare<[number, string, number], RawChildResult>(
+    `SELECT c.item_index AS "index", c.child_id AS childId, i.status, i.variables_json AS variablesJson, i.error_json AS errorJson
+       FROM child c LEFT JOIN instance i ON i.id = c.child_id
+      WHERE c.instance_id = ? AND c.node_id = ? AND c.attempt = ? ORDER BY c.item_index`,
   );
   const history = db.prepare<[number, number, number], HistoryRow>(
     `SELECT id, node_id, type, at, attempt, actor, data_json FROM history WHERE instance_id = ? AND id > ? ORDER BY id LIMIT ?`,
@@ -162,6 +179,9 @@ export function createReadModel(db: Database.Database, workflows: SqliteWorkflow
       endedAt: row.ended_at,
       updatedAt: row.updated_at,
       deadlineAt: row.deadline_at,
+      parentId: row.parent_id,
+      parentNodeId: row.parent_node_id,
+      children: toChildGroups(childCounts.all(id)),
       nodes: nodes.all(id).map((n) => {
         const wait = parse(n.wait_json) as { kind?: string } | undefined;
         return {
@@ -266,6 +286,7 @@ export function createReadModel(db: Database.Database, workflows: SqliteWorkflow
   return {
     instance: async (id) => instance(id),
     instanceState: async (id) => state.get(id),
+    childResults: async (instanceId, nodeId, attempt) => childResults.all(instanceId, nodeId, attempt).map(toChildResult),
     listInstances: async (filter) => list(filter),
     countByStatus: async (filter) => {
       const { terms, params, joinWorkflow } = buildInstanceWhere(filter, { status: false, paging: false });

@@ -44,12 +44,13 @@ export function createScheduleQueries(db: Database.Database): ScheduleQueries {
   const del = db.prepare<[number]>(`DELETE FROM schedule WHERE id = ?`);
   const deleteForInstance = db.prepare<[number]>(`DELETE FROM schedule WHERE instance_id = ?`);
   const deleteUnleasedForInstance = db.prepare<[number]>(
-    `DELETE FROM schedule WHERE instance_id = ? AND lease_owner IS NULL AND kind IN ('run', 'timer', 'timeout')`,
+    `DELETE FROM schedule WHERE instance_id = ? AND lease_owner IS NULL AND kind IN ('run', 'timer', 'timeout', 'wake')`,
   );
   const deleteDeadline = db.prepare<[number]>(`DELETE FROM schedule WHERE instance_id = ? AND kind = 'deadline'`);
   const deleteForNode = db.prepare<[number, string]>(
-    `DELETE FROM schedule WHERE instance_id = ? AND node_id = ? AND kind IN ('run', 'timer', 'timeout')`,
+    `DELETE FROM schedule WHERE instance_id = ? AND node_id = ? AND kind IN ('run', 'timer', 'timeout', 'wake')`,
   );
+  const deleteWaitRows = db.prepare<[number, string]>(`DELETE FROM schedule WHERE instance_id = ? AND node_id = ? AND kind IN ('timeout', 'wake')`);
   const rebaseDue = db.prepare<[number, number]>(`UPDATE schedule SET next_run_at = ? WHERE next_run_at <= ? AND lease_owner IS NULL`);
   const shiftLeases = db.prepare<[number, number, number]>(
     `UPDATE schedule SET next_run_at = next_run_at - ?, lease_expires_at = lease_expires_at - ?
@@ -75,6 +76,7 @@ export function createScheduleQueries(db: Database.Database): ScheduleQueries {
     deleteUnleasedForInstance: (instanceId) => void deleteUnleasedForInstance.run(instanceId),
     deleteDeadline: (instanceId) => void deleteDeadline.run(instanceId),
     deleteForNode: (instanceId, nodeId) => void deleteForNode.run(instanceId, nodeId),
+    deleteWaitRows: (instanceId, nodeId) => void deleteWaitRows.run(instanceId, nodeId),
     rebaseDue: ({ from, to }) => void rebaseDue.run(to, from),
     shiftLeases: ({ byMs, now }) => void shiftLeases.run(byMs, byMs, now),
     releaseLeases: ({ owner, now }) => void releaseLeases.run(now, owner),

@@ -51,6 +51,9 @@ function errorMessage(error: unknown): string {
   return String(error);
 }
 
+/** What a WAITING node's wait kind says the instance waits for, and how much it tells (higher wins). */
+const WAIT_RANK: Readonly<Record<string, number>> = { timer: 1, children: 2, event: 3, approval: 4 };
+
 /**
  * The "why is it stuck" columns of a list row (see {@link StuckInfo}), from its status,
  * `nodes_json`, `suspension_json` and `error_json`. Pure: no query.
@@ -80,13 +83,12 @@ export function describeStuck(row: StuckSource): StuckInfo {
     if (status === 'RETRYING' && typeof wait?.until === 'number') {
       out.nextRetryAt = out.nextRetryAt === null ? wait.until : Math.min(out.nextRetryAt, wait.until);
     }
-    if (status === 'WAITING' && (wait?.kind === 'approval' || wait?.kind === 'timer')) {
-      // An approval outranks a timer: a person is what it waits for.
-      if (out.waitingFor !== 'approval') {
-        out.waitingFor = wait.kind;
-        out.waitingSince = startedAt;
-        out.waitingUntil = (wait.kind === 'timer' ? wait.until : wait.timeoutAt) ?? null;
-      }
+    const rank = status === 'WAITING' && wait?.kind !== undefined ? (WAIT_RANK[wait.kind] ?? 0) : 0;
+    // A person outranks an event, an event child instances, and those a timer: what it waits for most.
+    if (rank > 0 && rank > (out.waitingFor === null ? 0 : (WAIT_RANK[out.waitingFor] ?? 0))) {
+      out.waitingFor = wait?.kind as WaitingFor;
+      out.waitingSince = startedAt;
+      out.waitingUntil = (wait?.kind === 'timer' ? wait.until : wait?.timeoutAt) ?? null;
     }
   }
   if (out.waitingFor === null && out.nextRetryAt !== null && !nodes.some((n) => n[1] === 'RUNNING' || n[1] === 'READY')) {

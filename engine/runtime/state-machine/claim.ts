@@ -44,6 +44,16 @@ export interface ClaimedStep {
   ownResult?: unknown;
 }
 
+/**
+ * Whether a WAITING node's wait is over, so its `wake` row is work: its event came, or its
+ * children all ended (or more failed than tolerated). A row left from an earlier attempt's wait is not.
+ */
+function wakeIsDue(w: NodeWait | null): boolean {
+  if (w?.kind === 'event') return w.received !== undefined;
+  if (w?.kind === 'children') return w.failing === true || w.completed + w.failed === w.total;
+  return false;
+}
+
 /** Options of {@link claimDue}. */
 export interface ClaimOptions {
   owner: string;
@@ -220,7 +230,7 @@ function claimRow(tx: Tx, o: ClaimOptions, row: ScheduleRow, out: ClaimedStep[])
       : row.kind === 'compensate'
         ? ['COMPENSATING']
         : ['WAITING'];
-  if (!expected.includes(state.status)) {
+  if (!expected.includes(state.status) || (row.kind === 'wake' && !wakeIsDue(state.wait))) {
     q.schedule.delete(row.id);
     return;
   }

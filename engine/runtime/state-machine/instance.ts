@@ -8,17 +8,33 @@ import type { CompiledWorkflow } from '../compiled';
 import type { InstanceHead, Suspension } from '../../store/queries';
 import { canDispatch, type Tx } from './tx';
 import { continueCompensation } from './compensation';
+import { cancelChildren, childEnded } from './children';
+
+/** The instance and node that start a child instance (a `subworkflow` or `map` node's). */
+export interface ParentLink {
+  id: number;
+  nodeId: string;
+}
 
 /**
  * Creates an instance of `wf` at `tx.now` with its node states and the schedule rows of its
  * entry nodes (and of its deadline); returns the new id. While `tx.dispatch` has free slots,
  * entry nodes start at once (RUNNING, leased to the worker) and the instance is created RUNNING.
+ * A child instance names its `parent`.
  */
-export function createInstance(tx: Tx, wf: CompiledWorkflow, variablesJson: string, businessKey: string | null, actor?: string): number {
+export function createInstance(tx: Tx, wf: CompiledWorkflow, variablesJson: string, businessKey: string | null, actor?: string, parent?: ParentLink): number {
   const { q, now } = tx;
   const deadlineAt = wf.def.deadlineMs === undefined ? null : now + wf.def.deadlineMs;
   const running = canDispatch(tx) && wf.nodes.size > 0;
-  const id = q.instances.insert({ workflowId: wf.id, status: running ? 'RUNNING' : 'PENDING', variablesJson, now, deadlineAt, businessKey });
+  const id = q.instances.insert({
+    workflowId: wf.id,
+    status: running ? 'RUNNING' : 'PENDING',
+    variablesJson,
+    now,
+    deadlineAt,
+    businessKey,
+    ...(parent === undefined ? {} : { parentId: parent.id, parentNodeId: parent.nodeId }),
+  });
   const started: string[] = [];
   for (const n of wf.nodes.values()) {
     if (n.incoming.length > 0) {
@@ -36,7 +52,14 @@ export function createInstance(tx: Tx, wf: CompiledWorkflow, variablesJson: stri
     }
   }
   if (deadlineAt !== null) q.schedule.insert({ instanceId: id, nodeId: null, kind: 'deadline', at: deadlineAt, retryCount: 0, now });
-  q.history.append({ instanceId: id, nodeId: null, type: 'instance.created', at: now, actor, data: { workflow: wf.name, version: wf.version, businessKey } });
+  q.history.append({
+    instanceId: id,
+    nodeId: null,
+    type: 'instance.created',
+    at: now,
+    actor,
+    data: { workflow: wf.name, version: wf.version, businessKey, ...(parent === undefined ? {} : { parent: { instanceId: parent.id, nodeId: parent.nodeId } }) },
+  });
   tx.events.push({ type: 'instance.created', instanceId: id, workflow: wf.name, version: wf.version });
   if (running) tx.events.push({ type: 'instance.changed', instanceId: id, status: 'RUNNING' });
   for (const nodeId of started) tx.events.push({ type: 'node.changed', instanceId: id, nodeId, status: 'RUNNING', attempt: 1 });
@@ -62,6 +85,7 @@ export function settle(tx: Tx, instanceId: number, current?: InstanceHead): void
     q.schedule.deleteForInstance(instanceId);
     q.history.append({ instanceId, nodeId: null, type: 'instance.completed', at: now });
     tx.events.push({ type: 'instance.finished', instanceId, status: 'COMPLETED' });
+    if (inst.parentId !== null) childEnded(tx, instanceId, 'COMPLETED');
     return;
   }
   const status = active > 0 ? 'RUNNING' : 'WAITING';
@@ -107,6 +131,8 @@ export function failInstance(tx: Tx, instanceId: number, error: SerializedError 
   q.instances.startCompensating({ id: instanceId, endStatus, ...(error === null ? {} : { error }), now });
   q.schedule.deleteUnleasedForInstance(instanceId);
   q.schedule.deleteDeadline(instanceId);
+  // Its child instances go with it, compensating what they did (a saga's sub-sagas).
+  cancelChildren(tx, instanceId, undefined, true, actor);
   for (const n of q.nodes.open(instanceId)) {
     if (n.status === 'RUNNING') continue;
     q.nodes.setStatus({ instanceId, nodeId: n.nodeId, status: 'CANCELLED' });
@@ -127,7 +153,8 @@ export function failInstance(tx: Tx, instanceId: number, error: SerializedError 
 /**
  * Cancels a live instance (DESIGN.md "Rules pinned"): pending timers and retries go at once,
  * running handlers lose their claims and are aborted after commit, nothing downstream starts; it
- * ends CANCELLED, compensating first only when asked.
+ * ends CANCELLED, compensating first only when asked. Its live child instances are cancelled
+ * the same way.
  */
 export function cancelInstance(tx: Tx, instanceId: number, compensate: boolean, actor?: string): void {
   const { q, now } = tx;
@@ -136,6 +163,8 @@ export function cancelInstance(tx: Tx, instanceId: number, compensate: boolean, 
     q.nodes.setStatus({ instanceId, nodeId: n.nodeId, status: 'CANCELLED' });
     tx.events.push({ type: 'node.changed', instanceId, nodeId: n.nodeId, status: 'CANCELLED' });
   }
+  // After its nodes: the children's ends find nothing waiting for them.
+  cancelChildren(tx, instanceId, undefined, compensate, actor);
   q.history.append({ instanceId, nodeId: null, type: 'instance.cancel_requested', at: now, actor, data: { compensate } });
   tx.aborts.push({ instanceId, code: 'CANCELLED', message: `instance ${instanceId} was cancelled` });
   if (compensate) {
@@ -149,6 +178,7 @@ export function cancelInstance(tx: Tx, instanceId: number, compensate: boolean, 
   q.instances.end({ id: instanceId, status: 'CANCELLED', now });
   q.history.append({ instanceId, nodeId: null, type: 'instance.cancelled', at: now, actor });
   tx.events.push({ type: 'instance.finished', instanceId, status: 'CANCELLED' });
+  childEnded(tx, instanceId, 'CANCELLED');
 }
 
 /**

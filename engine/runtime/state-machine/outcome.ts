@@ -10,6 +10,8 @@ import type { SpareRow, Tx } from './tx';
 import { headAfterDeadline } from './instance';
 import { completeNode, failNode, retryNode, waitNode, type EdgeDecision } from './node';
 import { compensated, compensationFailed, continueCompensation } from './compensation';
+import { cancelChildren, waitChildren, type ChildrenRequest } from './children';
+import { waitEvent } from './signal';
 
 /** What a step's execution produced; committed in the worker's next loop turn. */
 export type Outcome =
@@ -18,8 +20,15 @@ export type Outcome =
   | {
       kind: 'wait';
       step: ClaimedStep;
-      /** A timer due at `until` (completing with `output`), or an approval timed out `timeoutMs` after it is parked. */
-      wait: { kind: 'timer'; until: number; output?: unknown } | { kind: 'approval'; prompt?: string; timeoutMs?: number };
+      /**
+       * A timer due at `until` (completing with `output`); an approval, an event or child
+       * instances, each timed out `timeoutMs` after it is parked.
+       */
+      wait:
+        | { kind: 'timer'; until: number; output?: unknown }
+        | { kind: 'approval'; prompt?: string; timeoutMs?: number }
+        | { kind: 'event'; name: string; key?: string; timeoutMs?: number }
+        | ({ kind: 'children' } & ChildrenRequest);
     }
   | { kind: 'compensated'; step: ClaimedStep; result: unknown }
   | { kind: 'compensation_failed'; step: ClaimedStep; error: SerializedError; final: boolean };
@@ -36,6 +45,10 @@ export function commitOutcome(tx: Tx, o: Outcome, owner: string): void {
   const spare: SpareRow = { id: row.id, version: row.version, instanceId: row.instanceId, taken: false };
   recordOutcome(tx, o, spare);
   if (!spare.taken) tx.q.schedule.delete(row.id);
+  // A wait that ended (its wake or its timeout) takes its other row with it: the timeout of an
+  // event that came, the wake of children that timed out (a retry's new run row stays; a spare
+  // row taken over names another node).
+  if (row.kind === 'wake' || row.kind === 'timeout') tx.q.schedule.deleteWaitRows(row.instanceId, o.step.nodeId);
 }
 
 /** Records an outcome whose claim is held (see {@link commitOutcome}). */
@@ -63,6 +76,8 @@ function recordOutcome(tx: Tx, o: Outcome, spare: SpareRow): void {
     case 'wait': {
       const w = o.wait;
       if (w.kind === 'timer') waitNode(tx, inst, nodeId, w, step.attempt);
+      else if (w.kind === 'event') waitEvent(tx, inst, nodeId, w, step.attempt);
+      else if (w.kind === 'children') waitChildren(tx, inst, nodeId, w, step.attempt);
       else {
         waitNode(
           tx,
@@ -76,11 +91,11 @@ function recordOutcome(tx: Tx, o: Outcome, spare: SpareRow): void {
     }
     case 'failed':
       // A failing instance retries nothing: a running node's failure is recorded as final.
-      if (!o.final && node && inst.status !== 'COMPENSATING') {
-        retryNode(tx, inst, nodeId, o.error, step.attempt, now + backoffDelayMs(node.retry, step.attempt), step.startedAt);
-        return;
-      }
-      failNode(tx, inst, wf, nodeId, o.error, step.attempt, o.decisions, step.startedAt);
+      if (!o.final && node && inst.status !== 'COMPENSATING') retryNode(tx, inst, nodeId, o.error, step.attempt, now + backoffDelayMs(node.retry, step.attempt), step.startedAt);
+      else failNode(tx, inst, wf, nodeId, o.error, step.attempt, o.decisions, step.startedAt);
+      // Child instances still running for a node that stopped waiting (its timeout) are cancelled,
+      // after the node left WAITING: their ends then find nothing waiting for them.
+      if (step.wait?.kind === 'children') cancelChildren(tx, inst.id, nodeId, false);
       return;
     case 'compensated':
       compensated(tx, inst.id, nodeId, o.result, step.attempt);

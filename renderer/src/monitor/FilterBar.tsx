@@ -32,6 +32,8 @@ const WAITING_LABELS: Record<WaitingForValue, string> = {
   approval: 'an approval',
   retry: 'a retry',
   person: 'a person (suspended)',
+  event: 'an event',
+  children: 'child instances',
 };
 
 /** `datetime-local` value of an epoch-ms time (local), or ''. */

@@ -662,6 +662,15 @@ const badInputs: Record<Channel, { payload: unknown; field: string }[]> = {
     { payload: { id: 1, nodeId: 'n'.repeat(129), approved: true }, field: 'nodeId' },
     { payload: { id: 1, nodeId: 'approve', approved: true, comment: 'c'.repeat(10_001) }, field: 'comment' },
   ],
+  'instance:signal': [
+    { payload: { event: 'paid' }, field: 'id' },
+    { payload: { id: 1, businessKey: 'order-1', event: 'paid' }, field: 'id' },
+    { payload: { id: 1 }, field: 'event' },
+    { payload: { id: 1, event: '' }, field: 'event' },
+    { payload: { id: 1, event: 'e'.repeat(201) }, field: 'event' },
+    { payload: { id: 1, event: 'paid', key: 5 }, field: 'key' },
+    { payload: { id: 1, event: 'paid', data: HUGE }, field: 'data' },
+  ],
   'metrics:get': [{ payload: { since: 0 }, field: 'since' }],
   'storage:health': [{ payload: { verbose: true }, field: 'verbose' }],
   'instance:approvals': [

@@ -16,6 +16,7 @@
 import type pg from 'pg';
 import { EngineError } from '../../../errors';
 import { sql as m0001 } from './0001-initial';
+import { sql as m0002 } from './0002-control-flow';
 
 /** One migration: the SQL (several statements; run it without parameters) that brings a database to `version`. */
 export interface PgMigration {
@@ -24,7 +25,10 @@ export interface PgMigration {
 }
 
 /** The migrations in order. */
-export const PG_MIGRATIONS: readonly PgMigration[] = [{ version: 1, sql: m0001 }];
+export const PG_MIGRATIONS: readonly PgMigration[] = [
+  { version: 1, sql: m0001 },
+  { version: 2, sql: m0002 },
+];
 
 /** The schema version this build writes. */
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.length;

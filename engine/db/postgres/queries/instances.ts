@@ -14,11 +14,12 @@ import { toInstanceRow, type RawInstance } from '../../queries/instances';
 import type { PgTx } from './context';
 
 
-const INSERT = `INSERT INTO instance (workflow_id, status, variables_json, input_json, created_at, started_at, updated_at, deadline_at, business_key)
-  VALUES ($1, $2, $3, '', $4, $5, $4, $6, $7) RETURNING id`;
+const INSERT = `INSERT INTO instance (workflow_id, status, variables_json, input_json, created_at, started_at, updated_at, deadline_at, business_key, parent_id, parent_node_id)
+  VALUES ($1, $2, $3, '', $4, $5, $4, $6, $7, $8, $9) RETURNING id`;
 const GET = `SELECT id, workflow_id AS "workflowId", status, variables_json AS "variablesJson", version, suspension_json AS "suspensionJson",
-  end_status AS "endStatus", started_at AS "startedAt", deadline_at AS "deadlineAt", error_json AS "errorJson" FROM instance WHERE id = $1`;
-const HEAD = `SELECT id, status, deadline_at AS "deadlineAt" FROM instance WHERE id = $1`;
+  end_status AS "endStatus", started_at AS "startedAt", deadline_at AS "deadlineAt", error_json AS "errorJson", parent_id AS "parentId"
+  FROM instance WHERE id = $1`;
+const HEAD = `SELECT id, status, deadline_at AS "deadlineAt", parent_id AS "parentId" FROM instance WHERE id = $1`;
 const VARIABLES = `SELECT status, variables_json AS v FROM instance WHERE id = $1`;
 const TOUCH = `UPDATE instance SET status = $1, started_at = coalesce(started_at, $2), updated_at = $2, version = version + 1 WHERE id = $3`;
 const SET_VARIABLES = `UPDATE instance SET input_json = CASE WHEN input_json = '' THEN variables_json ELSE input_json END,
@@ -54,8 +55,9 @@ export function createInstanceQueries(tx: PgTx): InstanceQueries {
   };
   const variablesOf = (id: number): { status: InstanceStatus; v: string } | undefined => one(VARIABLES, id);
   return {
-    insert: ({ workflowId, status, variablesJson, now, deadlineAt, businessKey }) => {
-      const r = tx.run<{ id: number }>(INSERT, [workflowId, status, variablesJson, now, status === 'RUNNING' ? now : null, deadlineAt, businessKey]).rows[0];
+    insert: ({ workflowId, status, variablesJson, now, deadlineAt, businessKey, parentId, parentNodeId }) => {
+      const params = [workflowId, status, variablesJson, now, status === 'RUNNING' ? now : null, deadlineAt, businessKey, parentId ?? null, parentNodeId ?? null];
+      const r = tx.run<{ id: number }>(INSERT, params).rows[0];
       const id = (r as { id: number }).id;
       tx.holdsInstance(id);
       return id;

@@ -39,9 +39,10 @@ const INSERT_LEASED = `INSERT INTO schedule (instance_id, node_id, kind, next_ru
   VALUES ($1, $2, 'run', $3, $4, $3, $5) RETURNING id`;
 const DELETE = `DELETE FROM schedule WHERE id = $1`;
 const DELETE_FOR_INSTANCE = `DELETE FROM schedule WHERE instance_id = $1`;
-const DELETE_UNLEASED_FOR_INSTANCE = `DELETE FROM schedule WHERE instance_id = $1 AND lease_owner IS NULL AND kind IN ('run', 'timer', 'timeout')`;
+const DELETE_UNLEASED_FOR_INSTANCE = `DELETE FROM schedule WHERE instance_id = $1 AND lease_owner IS NULL AND kind IN ('run', 'timer', 'timeout', 'wake')`;
 const DELETE_DEADLINE = `DELETE FROM schedule WHERE instance_id = $1 AND kind = 'deadline'`;
-const DELETE_FOR_NODE = `DELETE FROM schedule WHERE instance_id = $1 AND node_id = $2 AND kind IN ('run', 'timer', 'timeout')`;
+const DELETE_WAIT_ROWS = `DELETE FROM schedule WHERE instance_id = $1 AND node_id = $2 AND kind IN ('timeout', 'wake')`;
+const DELETE_FOR_NODE = `DELETE FROM schedule WHERE instance_id = $1 AND node_id = $2 AND kind IN ('run', 'timer', 'timeout', 'wake')`;
 const REBASE_DUE = `UPDATE schedule SET next_run_at = $1 WHERE next_run_at <= $2 AND lease_owner IS NULL`;
 const SHIFT_LEASES = `UPDATE schedule SET next_run_at = next_run_at - $1, lease_expires_at = lease_expires_at - $1
   WHERE lease_owner IS NOT NULL AND next_run_at > $2`;
@@ -83,6 +84,7 @@ export function createScheduleQueries(tx: PgTx): ScheduleQueries {
     deleteUnleasedForInstance: (instanceId) => forInstance(DELETE_UNLEASED_FOR_INSTANCE, instanceId),
     deleteDeadline: (instanceId) => forInstance(DELETE_DEADLINE, instanceId),
     deleteForNode: (instanceId, nodeId) => forInstance(DELETE_FOR_NODE, instanceId, nodeId),
+    deleteWaitRows: (instanceId, nodeId) => forInstance(DELETE_WAIT_ROWS, instanceId, nodeId),
     rebaseDue: ({ from, to }) => tx.exec(REBASE_DUE, [to, from]),
     shiftLeases: ({ byMs, now }) => tx.exec(SHIFT_LEASES, [byMs, now]),
     releaseLeases: ({ owner, now }) => tx.exec(RELEASE_LEASES, [now, owner]),
