@@ -37,6 +37,8 @@ export const COPIED_TABLES: readonly { name: string; key: readonly string[]; ide
   { name: 'node', key: ['workflow_id', 'node_id'], identity: false },
   { name: 'instance', key: ['id'], identity: true },
   { name: 'node_state', key: ['instance_id', 'node_id'], identity: false },
+  { name: 'child', key: ['instance_id', 'node_id', 'attempt', 'item_index'], identity: false },
+  { name: 'event', key: ['id'], identity: true },
   { name: 'schedule', key: ['id'], identity: true },
   { name: 'history', key: ['id'], identity: true },
   { name: 'dead_letter', key: ['id'], identity: true },

@@ -24,6 +24,8 @@ export interface RuntimeContext {
   readonly opts: WorkerOptions;
   /** Workflow versions compiled so far, by id (versions never change). */
   readonly compiled: Map<number, CompiledWorkflow>;
+  /** Whether saves check the workflows a definition calls (EngineOptions.checkWorkflowCalls). */
+  readonly checkWorkflowCalls: boolean;
 }
 
 /**

@@ -43,6 +43,12 @@ export interface EngineOptions extends SqliteStorageOptions, Omit<PostgresStorag
   clock?: Clock;
   /** Armed fault points (tests only); default from `RUNNEL_FAULTS`. */
   faults?: Faults;
+  /**
+   * Whether a save checks the workflows its `subworkflow` and `map` nodes call against the
+   * deployed ones (default true). The CLI's rehearsal on a scratch database turns it off: the
+   * workflows called are in the real database, checked by the real save.
+   */
+  checkWorkflowCalls?: boolean;
 }
 
 /** Options of {@link Engine.start}. */
@@ -93,7 +99,16 @@ export class Engine {
       },
       this.opts,
     );
-    this.ctx = { storage, clock: this.clock, registry: this.registry, hub: this.hub, worker: this.worker, opts: this.opts, compiled };
+    this.ctx = {
+      storage,
+      clock: this.clock,
+      registry: this.registry,
+      hub: this.hub,
+      worker: this.worker,
+      opts: this.opts,
+      compiled,
+      checkWorkflowCalls: options.checkWorkflowCalls !== false,
+    };
   }
 
   /**

@@ -1,7 +1,8 @@
 /**
- * The manual actions on an instance: `resume`, `approve`, `cancel` and `retry`. Each is one
- * contract call (`instance:resume`, `instance:approve`, `instance:cancel`, `instance:retry`) with
- * the actor recorded in history; `--wait` then works the instance until it settles.
+ * The manual actions on an instance: `resume`, `approve`, `signal`, `cancel` and `retry`. Each is
+ * one contract call (`instance:resume`, `instance:approve`, `instance:signal`, `instance:cancel`,
+ * `instance:retry`) with the actor recorded in history; `--wait` then works the instance until it
+ * settles.
  */
 import { Option, type Command } from 'commander';
 import { withHost } from '../host';
@@ -10,7 +11,7 @@ import { CARRIES_ON, reportAfterAction } from '../report';
 
 const WAIT_HELP = 'work the instance until it ends or needs a person; exit code by its status';
 
-/** Adds `resume`, `approve`, `cancel` and `retry` to `program`. */
+/** Adds `resume`, `approve`, `signal`, `cancel` and `retry` to `program`. */
 export function addActionCommands(program: Command, run: CliRun): void {
   const { io } = run;
 
@@ -69,6 +70,48 @@ export function addActionCommands(program: Command, run: CliRun): void {
         await call('instance:approve', { id, nodeId: node, approved: o.approve === true, data, comment: o.comment, actor: o.actor });
         await reportAfterAction(engine, call, id, o, run, (status) =>
           `instance ${id}: "${node}" ${o.approve ? 'approved' : 'rejected'}; now ${status}${CARRIES_ON}`,
+        );
+      });
+    },
+  );
+
+  common(
+    program
+      .command('signal')
+      .argument('[id]', 'instance id (or give --business-key)')
+      .argument('[event]', 'the event name (what an event node waits for)')
+      .description('send an event to a live instance: the event node waiting for it takes it, or it is kept until one does')
+      .option('--business-key <key>', 'the instance by its business key (exactly one live instance must have it)')
+      .option('--key <key>', "the event's key (what an event node's config.key asks for)")
+      .option('--data <json>', "the event's data (JSON): the waiting node's result")
+      .option('--actor <name>', 'who sends it (recorded in history)', defaultActor())
+      .option('--wait', WAIT_HELP),
+  ).action(
+    async (
+      idOrEvent: string | undefined,
+      eventArg: string | undefined,
+      o: CommonOptions & { businessKey?: string; key?: string; data?: string; actor: string; wait?: boolean },
+    ) => {
+      // `runnel signal --business-key B <event>` has one positional argument: the event.
+      const byKey = o.businessKey !== undefined;
+      let id: number | undefined;
+      if (!byKey && idOrEvent !== undefined) {
+        try {
+          id = instanceIdArg(idOrEvent);
+        } catch (err) {
+          throw usage((err as Error).message);
+        }
+      }
+      const event = byKey && eventArg === undefined ? idOrEvent : eventArg;
+      if (byKey && eventArg !== undefined) throw usage('give the instance id or --business-key, not both', { flag: '--business-key' });
+      if (id === undefined && !byKey) throw usage('give the instance id or --business-key');
+      if (event === undefined || event === '') throw usage('give the event name');
+      const data = o.data === undefined ? undefined : parseJsonFlag('--data', o.data);
+      await withHost(o, io, 'write', async ({ engine, call }) => {
+        const r = await call('instance:signal', { ...(id === undefined ? { businessKey: o.businessKey } : { id }), event, key: o.key, data, actor: o.actor });
+        const target = r.instance.id;
+        await reportAfterAction(engine, call, target, o, run, (status) =>
+          `instance ${target}: event "${event}" ${r.consumedBy === null ? 'recorded (no node waits for it yet: the first event node to wait for it takes it)' : `taken by "${r.consumedBy}"`}; now ${status}${r.consumedBy === null ? '' : CARRIES_ON}`,
         );
       });
     },

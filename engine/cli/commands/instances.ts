@@ -60,9 +60,10 @@ export function addInstanceCommands(program: Command, run: CliRun): void {
       .description('list instances, newest first')
       .option('--status <statuses>', `comma-separated statuses (${INSTANCE_STATUSES.join(', ')})`)
       .option('--workflow <name>', 'only instances of this workflow')
+      .option('--parent <id>', 'only the child instances of this instance (its subworkflow and map nodes)', positiveInt('--parent'))
       .option('--limit <n>', 'at most this many (1–1000)', positiveInt('--limit'), 50)
       .option('--before <id>', 'only instances with a smaller id (paging)', positiveInt('--before')),
-  ).action(async (o: CommonOptions & { status?: string; workflow?: string; limit: number; before?: number }) => {
+  ).action(async (o: CommonOptions & { status?: string; workflow?: string; parent?: number; limit: number; before?: number }) => {
     const status = o.status
       ?.split(',')
       .map((s) => s.trim().toUpperCase())
@@ -73,7 +74,7 @@ export function addInstanceCommands(program: Command, run: CliRun): void {
       throw usage(`--status: unknown status ${bad.join(', ')} (one of ${INSTANCE_STATUSES.join(', ')})`, { flag: '--status' });
     if (o.limit > 1000) throw usage(`--limit must be at most 1000 (got ${o.limit})`, { flag: '--limit' });
     const { items } = await withHost(o, io, 'read', ({ call }) =>
-      call('instance:list', { status: status?.filter(known), workflow: o.workflow, limit: o.limit, beforeId: o.before, withCounts: false }),
+      call('instance:list', { status: status?.filter(known), workflow: o.workflow, parentId: o.parent, limit: o.limit, beforeId: o.before, withCounts: false }),
     );
     if (o.json) return json(io, items);
     if (items.length === 0) return io.stdout('no instances\n');

@@ -12,6 +12,12 @@
  * - `schedule.kind` gains `wake`. SQLite cannot change a CHECK in place, so the table is made
  *   anew with its rows and indexes (https://sqlite.org/lang_altertable.html, "Making Other Kinds
  *   Of Table Schema Changes"); the view over it is dropped first and made again.
+ * - `schedule.id` becomes AUTOINCREMENT: an id is never given twice. Without it SQLite hands a new
+ *   row the id of the highest row deleted before it, and a transition that ended a child instance
+ *   (deleting its rows, the claim's among them) and then inserted its parent's wake row or the
+ *   next child's step gave the new row the claim's id, which the commit then deleted as the
+ *   consumed claim: the parent waited for ever. Ids that only grow make "the row I claimed" mean
+ *   one row (PostgreSQL's identity columns never reuse either).
  */
 export const sql = /* sql */ `
 ALTER TABLE instance ADD COLUMN parent_id INTEGER REFERENCES instance(id);
@@ -45,7 +51,7 @@ CREATE INDEX event_instance ON event (instance_id, id);
 
 DROP VIEW v_queue;
 CREATE TABLE schedule_new (
-  id INTEGER PRIMARY KEY,
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
   instance_id INTEGER NOT NULL REFERENCES instance(id),
   node_id TEXT,
   kind TEXT NOT NULL CHECK (kind IN ('run', 'timer', 'timeout', 'deadline', 'compensate', 'wake')),

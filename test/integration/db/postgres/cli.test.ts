@@ -3,6 +3,7 @@
  * is accepted, the URL never probed as a path, and a database that is missing or cannot be
  * reached refused with its code and exit status, the password never printed.
  */
+import { PG_SCHEMA_VERSION } from '../../../../engine/db/postgres/migrations/index';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -28,7 +29,7 @@ describe('the CLI on PostgreSQL', () => {
   it('creates the schema with init, runs a workflow with --db URL, and reads it back through RUNNEL_DB', async () => {
     const init = await runCli('init', '--db', db.url, '--json');
     expect(init.code, init.stderr).toBe(0);
-    expect(parseJson(init)).toMatchObject({ created: true, schemaVersion: 1 });
+    expect(parseJson(init)).toMatchObject({ created: true, schemaVersion: PG_SCHEMA_VERSION });
     expect(parseJson(await runCli('init', '--db', db.url, '--json'))).toMatchObject({ created: false });
 
     const file = path.join(dir.dir, 'double.workflow.json');

@@ -1,0 +1,77 @@
+/**
+ * Control flow from the command line, on a real file: a map over a list started and worked by
+ * `runnel start --wait`, its children listed with `list --parent`, and `runnel signal` by id and
+ * by business key (an event node's result), refused for an ended instance.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseJson, runCli } from '../../helpers/cli';
+import { tempDir } from '../../helpers/temp-engine';
+
+describe('runnel with subworkflow, map and event nodes', () => {
+  let tmp: ReturnType<typeof tempDir>;
+  let db: string;
+  const write = (name: string, content: unknown) => {
+    const file = path.join(tmp.dir, name);
+    fs.writeFileSync(file, JSON.stringify(content, null, 2));
+    return file;
+  };
+  beforeEach(() => {
+    tmp = tempDir();
+    db = path.join(tmp.dir, 'runnel.db');
+  });
+  afterEach(() => tmp.cleanup());
+
+  it('a map parent runs to COMPLETED with --wait; list --parent shows its children', async () => {
+    const child = write('child.json', { name: 'square', nodes: [{ id: 'sq', type: 'script', config: { code: 'return input.item * input.item' }, output: 'square' }], edges: [] });
+    const parent = write('parent.json', {
+      name: 'squares',
+      nodes: [{ id: 'each', type: 'map', config: { items: 'numbers', workflow: 'square', maxConcurrency: 2 }, output: 'results' }],
+      edges: [],
+    });
+    // The parent refers to a workflow not deployed yet: refused, naming the node and the field.
+    const refused = await runCli('deploy', parent, '--db', db);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('UNKNOWN_WORKFLOW node "each": workflow "square" is not deployed');
+    expect((await runCli('deploy', child, '--db', db)).code).toBe(0);
+    expect((await runCli('deploy', parent, '--db', db)).code).toBe(0);
+    const run = parseJson<{ id: number; status: string; variables: { results: { square: number }[] } }>(
+      await runCli('start', 'squares', '--vars', '{"numbers":[1,2,3]}', '--wait', '--db', db, '--json'),
+    );
+    expect(run.status).toBe('COMPLETED');
+    expect(run.variables.results.map((r) => r.square)).toEqual([1, 4, 9]);
+    const kids = parseJson<{ workflow: string; status: string; parentId: number }[]>(await runCli('list', '--parent', String(run.id), '--db', db, '--json'));
+    expect(kids.map((k) => [k.workflow, k.status, k.parentId])).toEqual([
+      ['square', 'COMPLETED', run.id],
+      ['square', 'COMPLETED', run.id],
+      ['square', 'COMPLETED', run.id],
+    ]);
+  });
+
+  it('signal by id and by business key completes an event node; an ended instance refuses it', async () => {
+    const flow = write('pay.json', { name: 'pay', nodes: [{ id: 'paid', type: 'event', config: { name: 'payment' }, output: 'payment' }], edges: [] });
+    expect((await runCli('deploy', flow, '--db', db)).code).toBe(0);
+    const a = parseJson<{ id: number; status: string }>(await runCli('start', 'pay', '--wait', '--db', db, '--json'));
+    expect(a.status).toBe('WAITING');
+    const sent = await runCli('signal', String(a.id), 'payment', '--data', '{"amount":5}', '--db', db);
+    expect(sent.code).toBe(0);
+    expect(sent.stdout).toContain(`instance ${a.id}: event "payment" taken by "paid"; now WAITING`);
+    expect((await runCli('worker', '--until-idle', '--db', db)).code).toBe(0);
+    const shown = parseJson<{ status: string; variables: { payment: unknown } }>(await runCli('show', String(a.id), '--db', db, '--json'));
+    expect(shown).toMatchObject({ status: 'COMPLETED', variables: { payment: { amount: 5 } } });
+
+    expect((await runCli('start', 'pay', '--business-key', 'order-9', '--db', db)).code).toBe(0);
+    const byKey = await runCli('signal', '--business-key', 'order-9', 'payment', '--wait', '--db', db, '--json');
+    expect(byKey.code).toBe(0);
+    expect(parseJson<{ status: string }>(byKey).status).toBe('COMPLETED');
+
+    const late = await runCli('signal', String(a.id), 'payment', '--db', db);
+    expect(late.code).not.toBe(0);
+    expect(late.stderr).toContain('INVALID_STATE');
+    expect(late.stderr).toContain('has ended (COMPLETED)');
+    const bad = await runCli('signal', 'abc', 'payment', '--db', db);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain('an instance id is a positive integer (got "abc")');
+  });
+});
