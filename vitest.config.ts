@@ -43,6 +43,7 @@ const PG_CONFORMANCE = [
   'test/integration/nodes/script-pool.test.ts',
   'test/integration/runtime/concurrency.test.ts',
   'test/integration/runtime/control-flow.test.ts',
+  'test/integration/runtime/control-flow-crash.test.ts',
   'test/integration/runtime/crash-recovery.test.ts',
   'test/integration/runtime/deadlines.test.ts',
   'test/integration/runtime/eager-dispatch.test.ts',

@@ -205,8 +205,25 @@ async function settleWake(deps: ExecutorDeps, step: ClaimedStep, node: CompiledN
       details: { workflow: w.workflow, version: w.version, total: w.total, failed: w.failed, tolerated: w.toleratedFailures, failures },
     });
   }
-  const output = rows.map((r) => (r.status === 'COMPLETED' ? r.variables : null));
+  const output = rows.map((r) => (r.status === 'COMPLETED' ? mapChildResult(r) : null));
   return { kind: 'completed', step, ...(await settleResult(node, output, scope, deps.maxResultBytes)) };
+}
+
+/**
+ * A map child's result: its final variables without the parent's globals it was started with and
+ * left unchanged (`item` and `index` stay), so a map over a list held in the globals does not
+ * return that list once per item.
+ */
+function mapChildResult(r: ChildResult): Record<string, unknown> | null {
+  const vars = r.variables;
+  if (vars === null || r.input === null) return vars;
+  const input = r.input;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(vars)) {
+    if (k !== 'item' && k !== 'index' && Object.hasOwn(input, k) && JSON.stringify(input[k]) === JSON.stringify(v)) continue;
+    out[k] = v;
+  }
+  return out;
 }
 
 async function runCompensation(deps: ExecutorDeps, step: ClaimedStep, node: CompiledNode, scope: ExpressionScope, controller: AbortController | undefined): Promise<Outcome> {

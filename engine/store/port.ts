@@ -115,6 +115,8 @@ export interface ChildResult {
   status: string | null;
   /** Its final variables (while it runs: as they are). */
   variables: Record<string, unknown> | null;
+  /** Its start variables. */
+  input: Record<string, unknown> | null;
   error: SerializedError | null;
 }
 

@@ -245,7 +245,7 @@ export function createPostgresReadModel(db: PgQueryable): ReadModel {
       (
         await rowsOf<RawChildResult>(
           db,
-          `SELECT c.item_index AS "index", c.child_id AS "childId", i.status, i.variables_json AS "variablesJson", i.error_json AS "errorJson"
+          `SELECT c.item_index AS "index", c.child_id AS "childId", i.status, i.variables_json AS "variablesJson", ${START_INPUT_SQL} AS "inputJson", i.error_json AS "errorJson"
              FROM child c LEFT JOIN instance i ON i.id = c.child_id
             WHERE c.instance_id = $1 AND c.node_id = $2 AND c.attempt = $3 ORDER BY c.item_index`,
           [instanceId, nodeId, attempt],

@@ -112,6 +112,8 @@ export interface RawChildResult {
   childId: number | null;
   status: string | null;
   variablesJson: string | null;
+  /** Its start variables (resolved from `input_json`), or null. */
+  inputJson: string | null;
   errorJson: string | null;
 }
 
@@ -123,6 +125,7 @@ export function toChildResult(r: RawChildResult): ChildResult {
     childId: r.childId,
     status: r.status,
     variables: r.variablesJson === null ? null : parseStored<Record<string, unknown>>(r.variablesJson, where, 'variables_json'),
+    input: r.inputJson === null ? null : parseStored<Record<string, unknown>>(r.inputJson, where, 'input_json'),
     error: r.errorJson === null ? null : parseStored<SerializedError>(r.errorJson, where, 'error_json'),
   };
 }

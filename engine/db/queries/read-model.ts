@@ -116,7 +116,7 @@ export function createReadModel(db: Database.Database, workflows: SqliteWorkflow
       WHERE c.instance_id = ? GROUP BY c.node_id, c.attempt, coalesce(i.status, 'QUEUED') ORDER BY 1, 2, 3`,
   );
   const childResults = db.prepare<[number, string, number], RawChildResult>(
-    `SELECT c.item_index AS "index", c.child_id AS childId, i.status, i.variables_json AS variablesJson, i.error_json AS errorJson
+    `SELECT c.item_index AS "index", c.child_id AS childId, i.status, i.variables_json AS variablesJson, ${START_INPUT_SQL} AS inputJson, i.error_json AS errorJson
        FROM child c LEFT JOIN instance i ON i.id = c.child_id
       WHERE c.instance_id = ? AND c.node_id = ? AND c.attempt = ? ORDER BY c.item_index`,
   );

@@ -111,6 +111,8 @@ describe('control flow', () => {
     const results = done.variables.results as { item: { n: number }; index: number; out: { doubled: number } }[];
     expect(results.map((r) => r.out.doubled)).toEqual(devices.map((d) => d.n * 2));
     expect(results.map((r) => r.index)).toEqual(devices.map((_, i) => i));
+    // A child's result is what it made of its item: the parent's list it was started with is not repeated in it.
+    expect(Object.keys(results[0] as object).sort()).toEqual(['index', 'item', 'out']);
     expect(peak).toBeLessThanOrEqual(3);
     expect(peak).toBeGreaterThanOrEqual(2);
     expect((await engine.listInstances({ parentId: id, limit: 100 })).length).toBe(12);
