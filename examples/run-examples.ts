@@ -4,7 +4,7 @@
  *
  * 1. starts the simulated device fleet ({@link startDeviceServer}) on 127.0.0.1;
  * 2. deploys `ota-upgrade`, `purchase-approval` and `csv-pipeline` (with the custom node types of
- *    `pipeline-nodes.ts`);
+ *    `pipeline-nodes.ts`), and `ota-fleet` (the rollout that maps ota-upgrade over a device list);
  * 3. launches one OTA instance per device, two purchase requests and one pipeline run;
  * 4. works them until every one has ended or waits for a person; the demo plays the manager and
  *    decides each purchase a moment after it starts waiting (one approved, one rejected);
@@ -26,6 +26,7 @@ export const EXAMPLES_DIR = path.dirname(fileURLToPath(import.meta.url));
 /** The example workflow files, by workflow name. */
 export const EXAMPLE_FILES = {
   'ota-upgrade': path.join(EXAMPLES_DIR, 'ota-upgrade.workflow.json'),
+  'ota-fleet': path.join(EXAMPLES_DIR, 'ota-fleet.workflow.json'),
   'purchase-approval': path.join(EXAMPLES_DIR, 'purchase-approval.workflow.json'),
   'csv-pipeline': path.join(EXAMPLES_DIR, 'csv-pipeline.workflow.json'),
 } as const;
@@ -328,6 +329,9 @@ export async function runExamples(
     const ota = await deployExample(engine, EXAMPLE_FILES['ota-upgrade']);
     const buy = await deployExample(engine, EXAMPLE_FILES['purchase-approval']);
     const csv = await deployExample(engine, EXAMPLE_FILES['csv-pipeline']);
+    // The rollout over a list of devices (a map of ota-upgrade), deployed for the app; the demo
+    // upgrades its devices one instance each.
+    await deployExample(engine, EXAMPLE_FILES['ota-fleet']);
     say(
       `demo: fleet of ${size} devices at ${fleet.baseUrl}; deployed ${ota.name} v${ota.version}, ${buy.name} v${buy.version}, ${csv.name} v${csv.version}`,
     );

@@ -10,7 +10,8 @@
  * - `ORPHAN_SCHEDULE_ROW`: a schedule row whose instance is missing or ended (an end deletes every
  *   row of its instance), or whose node has no state in that instance;
  * - `STUCK_INSTANCE`: a live instance (PENDING, RUNNING, WAITING, COMPENSATING) with no work
- *   queued (a run, timer, timeout or compensation row) and no approval waiting for a person;
+ *   queued (a run, timer, timeout, compensation or wake row), no approval waiting for a person, no
+ *   event node waiting for an event, and no node waiting for child instances still live;
  * - `HISTORY_ORDER`: an instance's history does not start with its `instance.created` event, or an
  *   event is dated more than {@link CLOCK_SLACK_MS} before the one before it with no recorded
  *   clock jump in between: ids no longer increase with time (the change feed's cursor relies on it);
@@ -102,7 +103,12 @@ const QUERIES: { kind: ViolationKind; sql: string; message: (r: Record<string, u
           WHERE i.status IN ${LIVE}
             AND NOT EXISTS (SELECT 1 FROM schedule s WHERE s.instance_id = i.id AND s.kind <> 'deadline')
             AND NOT EXISTS (SELECT 1 FROM node_state n WHERE n.instance_id = i.id AND n.status = 'WAITING'
-                            AND json_extract(n.wait_json, '$.kind') = 'approval')
+                            AND (json_extract(n.wait_json, '$.kind') = 'approval'
+                                 OR (json_extract(n.wait_json, '$.kind') = 'event' AND json_extract(n.wait_json, '$.received') IS NULL)
+                                 OR (json_extract(n.wait_json, '$.kind') = 'children' AND EXISTS (
+                                      SELECT 1 FROM child c JOIN instance k ON k.id = c.child_id
+                                       WHERE c.instance_id = n.instance_id AND c.node_id = n.node_id AND c.attempt = n.attempt
+                                         AND k.status NOT IN ('COMPLETED', 'FAILED', 'CANCELLED')))))
           ORDER BY i.id LIMIT ${MAX_PER_KIND + 1}`,
     message: (r) => `instance ${String(r.instanceId)} is ${String(r.status)} but has no work queued and waits for no person: it will never move`,
   },

@@ -21,13 +21,16 @@ export const SubworkflowConfigSchema = z.strictObject({
 export type SubworkflowConfig = z.output<typeof SubworkflowConfigSchema>;
 
 /**
- * Config of `map`: `{ items, workflow, version?, maxConcurrency? = 10, toleratedFailures? = 0 }`;
- * `items` is a JSONata expression yielding the array to map over.
+ * Config of `map`: `{ items, workflow, version?, input?, maxConcurrency? = 10, toleratedFailures? = 0 }`;
+ * `items` is a JSONata expression yielding the array to map over; `input`, JSONata evaluated once
+ * per item over the globals with `item` and `index` added, gives each child's start variables
+ * (default: those globals with `item` and `index`), as Step Functions' ItemSelector does.
  */
 export const MapConfigSchema = z.strictObject({
   items: z.string().min(1).max(10_000).describe('JSONata yielding the array of items'),
   workflow: WorkflowName,
   version: PinnedVersion,
+  input: z.string().min(1).max(10_000).optional().describe("JSONata over the globals plus item and index giving each child's start variables"),
   maxConcurrency: z.number().int().min(1).max(1000).default(10).describe('Children running at once'),
   toleratedFailures: z.number().int().min(0).default(0).describe('Children that may fail (their result is null) before the node fails'),
 });

@@ -64,7 +64,7 @@ export const subworkflowNode: NodeType<SubworkflowConfig> = {
 
 /**
  * The `map` node type: one child instance per item (start variables `{ item, index }` over the
- * globals), at most `maxConcurrency` at once; the result is the children's final variables in
+ * globals, or what `config.input` makes of them), at most `maxConcurrency` at once; the result is the children's final variables in
  * item order (`null` for a tolerated failure). More failures than tolerated fail the node and
  * cancel the children still running; an empty list completes at once with `[]`; more than
  * {@link MAX_CHILDREN_PER_NODE} items is a non-retryable INVALID_INPUT.
@@ -81,7 +81,7 @@ export const mapNode: NodeType<MapConfig> = {
   instant: true,
   timeoutBoundsWait: true,
   async execute(ctx) {
-    const { items: src, workflow, version, maxConcurrency, toleratedFailures } = ctx.config;
+    const { items: src, workflow, version, input, maxConcurrency, toleratedFailures } = ctx.config;
     const items = await evaluateField(ctx, 'items', src);
     if (!Array.isArray(items)) {
       throw new EngineError('INVALID_INPUT', `node "${ctx.nodeId}": config.items must yield an array, got ${kindOf(items)}`, { retryable: false });
@@ -92,7 +92,19 @@ export const mapNode: NodeType<MapConfig> = {
         details: { items: items.length, limit: MAX_CHILDREN_PER_NODE },
       });
     }
-    const inputs = items.map((item: unknown, index) => ({ ...ctx.variables, item, index }));
+    const inputs: Record<string, unknown>[] = [];
+    for (let index = 0; index < items.length; index++) {
+      const base = { ...ctx.variables, item: items[index] as unknown, index };
+      if (input === undefined) {
+        inputs.push(base);
+        continue;
+      }
+      const vars = await evaluateField({ ...ctx, variables: base }, 'input', input);
+      if (!isObject(vars)) {
+        throw new EngineError('INVALID_INPUT', `node "${ctx.nodeId}": config.input must give an object for each item (the child's variables), got ${kindOf(vars)} for item ${index}`, { retryable: false });
+      }
+      inputs.push(vars);
+    }
     return { wait: { children: { mode: 'map', workflow, ...(version === undefined ? {} : { version }), inputs, maxConcurrency, toleratedFailures } } };
   },
 };

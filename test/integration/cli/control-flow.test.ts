@@ -54,6 +54,13 @@ describe('runnel with subworkflow, map and event nodes', () => {
     expect((await runCli('deploy', flow, '--db', db)).code).toBe(0);
     const a = parseJson<{ id: number; status: string }>(await runCli('start', 'pay', '--wait', '--db', db, '--json'));
     expect(a.status).toBe('WAITING');
+    // A parent whose children wait for a person, and an instance waiting for an event, are not stuck.
+    expect((await runCli('deploy', write('ask.json', { name: 'ask', nodes: [{ id: 'ok', type: 'approval', config: {} }], edges: [] }), '--db', db)).code).toBe(0);
+    expect((await runCli('deploy', write('asks.json', { name: 'asks', nodes: [{ id: 'each', type: 'map', config: { items: 'xs', workflow: 'ask' } }], edges: [] }), '--db', db)).code).toBe(0);
+    expect((await runCli('start', 'asks', '--vars', '{"xs":[1,2]}', '--db', db)).code).toBe(0);
+    expect((await runCli('worker', '--until-idle', '--db', db)).code).toBe(0);
+    const checked = await runCli('check', '--db', db, '--json');
+    expect(parseJson<{ ok: boolean; violations: unknown[] }>(checked)).toMatchObject({ ok: true, violations: [] });
     const sent = await runCli('signal', String(a.id), 'payment', '--data', '{"amount":5}', '--db', db);
     expect(sent.code).toBe(0);
     expect(sent.stdout).toContain(`instance ${a.id}: event "payment" taken by "paid"; now WAITING`);

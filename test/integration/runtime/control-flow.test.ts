@@ -118,6 +118,27 @@ describe('control flow', () => {
     expect((await engine.listInstances({ parentId: id, limit: 100 })).length).toBe(12);
   });
 
+  it('a map node\'s input shapes each child\'s start variables from the item', async () => {
+    t = tempEngine({ registry: registry() });
+    const { engine } = t;
+    await engine.deploy({ name: 'greet', inputSchema: { type: 'object', required: ['who'], properties: { who: { type: 'string' } } }, nodes: [{ id: 'hi', type: 'pass', config: { result: 'hello {{ who }}' }, output: 'greeting' }], edges: [] });
+    await engine.deploy({
+      name: 'greet-all',
+      nodes: [{ id: 'each', type: 'map', config: { items: 'people', workflow: 'greet', input: '{ "who": item.name & " (" & $string(index) & ")" }' }, output: 'greetings' }],
+      edges: [],
+    });
+    const done = await runToSettled(engine, await engine.start('greet-all', { variables: { people: [{ name: 'Ada' }, { name: 'Lin' }] } }));
+    expect(done.status).toBe('COMPLETED');
+    expect(done.variables.greetings).toEqual([{ greeting: 'hello Ada (0)' }, { greeting: 'hello Lin (1)' }]);
+    // Start variables that fail the child's inputSchema fail the node before any child starts, naming the item.
+    await engine.deploy({ name: 'greet-bad', nodes: [{ id: 'each', type: 'map', config: { items: 'people', workflow: 'greet', input: '{ "who": item.age }' } }], edges: [] });
+    const bad = await runToSettled(engine, await engine.start('greet-bad', { variables: { people: [{ name: 'Ada', age: 3 }] } }));
+    expect(bad.status).toBe('FAILED');
+    expect((bad.nodes[0]?.error as { code: string; message: string }).message).toContain('item 0: the child');
+    expect((bad.nodes[0]?.error as { code: string }).code).toBe('INVALID_VARIABLES');
+    expect(await engine.listInstances({ parentId: bad.id })).toEqual([]);
+  });
+
   it('an empty list completes at once with []; more than 10,000 items is a clear non-retryable error', async () => {
     t = tempEngine({ registry: registry() });
     const { engine } = t;
