@@ -45,7 +45,8 @@ function outcomeLabel(o: Outcome): string {
     case 'failed':
       return o.final ? 'failed' : 'retried';
     case 'wait':
-      return o.wait.kind === 'timer' ? 'timer' : 'approval';
+      // A wait's kind: timer, approval, event, children.
+      return o.wait.kind;
     case 'compensated':
       return 'compensated';
     case 'compensation_failed':
@@ -134,7 +135,7 @@ export class EngineMetrics {
     const attempts = new CounterTally(
       r,
       'runnel_node_attempts_total',
-      "Attempt ends this process's worker committed, by node type and outcome (completed, failed, retried, timer, approval, compensated, compensation_failed, compensation_retried).",
+      "Attempt ends this process's worker committed, by node type and outcome (completed, failed, retried, timer, approval, event, children, compensated, compensation_failed, compensation_retried).",
       ['type', 'outcome'],
     );
     const failures = new CounterTally(r, 'runnel_node_failures_total', 'Failed attempts by node type and error code.', ['type', 'code']);

@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { EngineMetrics } from '../../../engine/api';
 import { createDefaultRegistry } from '../../../engine/nodes/registry';
 import type { NodeType } from '../../../engine/nodes/types';
 import { tempEngine, runToSettled, type TempEngine } from '../../helpers/temp-engine';
@@ -243,9 +244,10 @@ describe('control flow', () => {
     await expect(engine.signal({ businessKey: 'nobody' }, { event: 'payment' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 
-  it('an event node\'s timeout is a failed attempt: its error edge is taken', async () => {
+  it('an event node\'s timeout is a failed attempt: its error edge is taken; metrics count the waits by kind', async () => {
     t = tempEngine({ registry: registry() });
     const { engine } = t;
+    const metrics = new EngineMetrics(engine);
     await engine.deploy({
       name: 'pay-or-remind',
       nodes: [
@@ -259,6 +261,10 @@ describe('control flow', () => {
     const done = await engine.getInstance(id);
     expect(done.variables.r).toBe('reminded');
     expect(done.nodes.find((n) => n.id === 'paid')?.error).toMatchObject({ code: 'TIMEOUT' });
+    const text = await metrics.text();
+    metrics.close();
+    expect(text).toContain('runnel_node_attempts_total{type="event",outcome="event"} 1');
+    expect(text).toContain('runnel_node_attempts_total{type="event",outcome="failed"} 1');
   });
 
   it('deploy refuses an unknown called workflow, a missing pinned version and a cycle of calls', async () => {
