@@ -93,8 +93,11 @@ function RetryFields({ prefix, value, onChange, disabled }: { prefix: string; va
 function WorkflowPicker({ common, value, onChange }: { common: { name: string; label: string; hint?: string; required: boolean; disabled: boolean }; value: unknown; onChange(v: unknown): void }) {
   const items = useWorkflows((s) => s.items);
   const own = useDesigner((s) => s.meta.name);
-  const options = [{ value: '', label: items.length === 0 ? '(no workflow deployed yet)' : '(choose a workflow)' }, ...items.filter((w) => w.name !== own).map((w) => ({ value: w.name, label: w.name }))];
   if (value !== undefined && typeof value !== 'string') return <JsonField {...common} value={value} onChange={onChange} rows={2} />;
+  const options = [{ value: '', label: items.length === 0 ? '(no workflow deployed yet)' : '(choose a workflow)' }, ...items.filter((w) => w.name !== own).map((w) => ({ value: w.name, label: w.name }))];
+  // A name from an imported file (or a workflow deleted since) stays shown, marked: the host's
+  // validation names it UNKNOWN_WORKFLOW (or WORKFLOW_CYCLE for the drawing's own name).
+  if (value !== undefined && !options.some((o) => o.value === value)) options.push({ value, label: `${value} (${value === own ? 'this workflow' : 'not deployed'})` });
   return <SelectField {...common} value={value} onChange={onChange} options={options} />;
 }
 
