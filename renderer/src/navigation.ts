@@ -37,7 +37,8 @@ export function currentRoute(app: AppStores, monitor: Pick<MonitorStores, 'list'
     }
     case 'instances': {
       const l = monitor.list.getState();
-      return l.openId === undefined ? { view } : { view, instance: l.openId, tab: l.tab };
+      const filter = l.filter.parentId === undefined ? {} : { parent: l.filter.parentId };
+      return l.openId === undefined ? { view, ...filter } : { view, instance: l.openId, tab: l.tab, ...filter };
     }
     case 'approvals':
     case 'dashboard':
@@ -47,7 +48,7 @@ export function currentRoute(app: AppStores, monitor: Pick<MonitorStores, 'list'
 
 /**
  * Makes the stores show `route`: the view, the workflow (the Designer opens it, asking first when
- * its drawing has unsaved changes), the instance and its tab. `#/designer` alone keeps whatever
+ * its drawing has unsaved changes), the instance and its tab, the list's parent filter. `#/designer` alone keeps whatever
  * the Designer has.
  */
 export function applyRoute(route: Route, app: AppStores, monitor: Pick<MonitorStores, 'list'>): void {
@@ -60,6 +61,7 @@ export function applyRoute(route: Route, app: AppStores, monitor: Pick<MonitorSt
     case 'instances': {
       const l = monitor.list.getState();
       const tab = route.tab ?? 'timeline';
+      if (l.filter.parentId !== route.parent) l.setFilter({ parentId: route.parent });
       if (route.instance === undefined) {
         if (l.openId !== undefined) l.open(undefined);
       } else if (l.openId !== route.instance) l.open(route.instance, tab);
@@ -78,7 +80,8 @@ export function routeTitle(route: Route): string {
     case 'designer':
       return route.workflow === undefined ? 'Designer · Runnel' : `${route.workflow}${route.version === undefined ? '' : ` v${route.version}`} · Designer · Runnel`;
     case 'instances':
-      return route.instance === undefined ? 'Instances · Runnel' : `Instance #${route.instance} · Runnel`;
+      if (route.instance !== undefined) return `Instance #${route.instance} · Runnel`;
+      return route.parent === undefined ? 'Instances · Runnel' : `Children of #${route.parent} · Instances · Runnel`;
     case 'approvals':
       return 'Approvals · Runnel';
     case 'dashboard':

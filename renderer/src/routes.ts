@@ -13,11 +13,14 @@
  * | `#/designer/<workflow>` | the Designer on the workflow's latest version |
  * | `#/designer/<workflow>/v/<n>` | the Designer on version n (read-only unless it is the latest) |
  * | `#/instances` | the instance list |
+ * | `#/instances?parent=<id>` | the instance list, only the child instances of instance id |
  * | `#/instances/<id>` | instance id, its timeline tab |
  * | `#/instances/<id>/<tab>` | instance id, tab `timeline`, `history` or `variables` |
  * | `#/approvals`, `#/dashboard` | those views |
  *
- * A workflow name is one path segment, percent-encoded (names may hold `/`, spaces, emoji).
+ * A workflow name is one path segment, percent-encoded (names may hold `/`, spaces, emoji). The
+ * list's parent filter stays in the address while an instance is open
+ * (`#/instances/<id>?parent=<p>`), so Back from the detail comes to the same filtered list.
  * Pure: no DOM, so unit tests cover it; `navigation.ts` binds it to the window and the stores.
  */
 /** The tabs of an instance's detail. */
@@ -29,7 +32,7 @@ export type InstanceTab = (typeof INSTANCE_TABS)[number];
 /** Where the app is: one of the routes in the module comment. */
 export type Route =
   | { view: 'designer'; workflow?: string; version?: number }
-  | { view: 'instances'; instance?: number; tab?: InstanceTab }
+  | { view: 'instances'; instance?: number; tab?: InstanceTab; parent?: number }
   | { view: 'approvals' }
   | { view: 'dashboard' };
 
@@ -53,7 +56,7 @@ function decode(segment: string): string | undefined {
  * route (empty, unknown view, a malformed id or version), which the caller replaces by a default.
  */
 export function parseRoute(hash: string): Route | undefined {
-  const path = hash.replace(/^#/, '').replace(/\?.*$/, '');
+  const [path = '', query = ''] = hash.replace(/^#/, '').split('?', 2);
   if (!path.startsWith('/')) return undefined;
   const parts = path.slice(1).split('/');
   if (parts.length > 1 && parts[parts.length - 1] === '') parts.pop();
@@ -69,11 +72,14 @@ export function parseRoute(hash: string): Route | undefined {
       return b === 'v' && version !== undefined ? { view, workflow, version } : undefined;
     }
     case 'instances': {
-      if (a === undefined) return { view };
+      // An unknown or malformed query key is left out (the address is then rewritten without it).
+      const parent = positiveInt(new URLSearchParams(query).get('parent') ?? undefined);
+      const filter = parent === undefined ? {} : { parent };
+      if (a === undefined) return { view, ...filter };
       const instance = positiveInt(a);
       if (instance === undefined || c !== undefined) return undefined;
-      if (b === undefined) return { view, instance };
-      return (INSTANCE_TABS as readonly string[]).includes(b) ? { view, instance, tab: b as InstanceTab } : undefined;
+      if (b === undefined) return { view, instance, ...filter };
+      return (INSTANCE_TABS as readonly string[]).includes(b) ? { view, instance, tab: b as InstanceTab, ...filter } : undefined;
     }
     case 'approvals':
     case 'dashboard':
@@ -92,9 +98,11 @@ export function formatRoute(route: Route): string {
     case 'designer':
       if (route.workflow === undefined) return '#/designer';
       return `#/designer/${encodeURIComponent(route.workflow)}${route.version === undefined ? '' : `/v/${route.version}`}`;
-    case 'instances':
-      if (route.instance === undefined) return '#/instances';
-      return `#/instances/${route.instance}${route.tab === undefined || route.tab === 'timeline' ? '' : `/${route.tab}`}`;
+    case 'instances': {
+      const query = route.parent === undefined ? '' : `?parent=${route.parent}`;
+      if (route.instance === undefined) return `#/instances${query}`;
+      return `#/instances/${route.instance}${route.tab === undefined || route.tab === 'timeline' ? '' : `/${route.tab}`}${query}`;
+    }
     case 'approvals':
     case 'dashboard':
       return `#/${route.view}`;

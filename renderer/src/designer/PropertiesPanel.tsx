@@ -6,11 +6,18 @@
  * Field test ids: `prop-<name>` (config fields `prop-config-<key>`, retry `prop-retry-<key>`,
  * compensation `prop-compensate-…`, workflow fields `prop-workflow-…`); errors `prop-<name>-error`.
  * Typing in one field is one undo step (focus opens a batch, blur closes it).
+ *
+ * The `workflow` and `version` of a node that calls a workflow (`subworkflow`, `map`) are pickers
+ * over the deployed workflows (`workflow:list`, the sidebar's store): a select of names (the
+ * drawing's own name left out, a call of itself being a cycle) and a select of that workflow's
+ * versions, "latest when the node starts" first.
  */
 import { useEffect } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import type { NodeTypeInfo } from '../../../engine/api/contract';
 import { RetryPolicySchema } from '../../../engine/dsl';
+import { CALLING_TYPES } from '../../../engine/dsl/validate-calls';
+import { useWorkflows } from '../hooks';
 import { useDesigner, useDesignerStore } from './context';
 import { dslEdgeId } from './convert';
 import { CheckboxField, CodeField, CommitField, ExpressionField, JsonField, NumberField, SelectField, TemplateField, TextAreaField, TextField } from './fields';
@@ -82,10 +89,35 @@ function RetryFields({ prefix, value, onChange, disabled }: { prefix: string; va
   );
 }
 
-function ConfigField({ spec, value, onChange, templates, disabled, prefix }: { spec: FieldSpec; value: unknown; onChange(v: unknown): void; templates: boolean; disabled: boolean; prefix: string }) {
+/** The called workflow's name: a select of the deployed workflows (see the module comment). */
+function WorkflowPicker({ common, value, onChange }: { common: { name: string; label: string; hint?: string; required: boolean; disabled: boolean }; value: unknown; onChange(v: unknown): void }) {
+  const items = useWorkflows((s) => s.items);
+  const own = useDesigner((s) => s.meta.name);
+  if (value !== undefined && typeof value !== 'string') return <JsonField {...common} value={value} onChange={onChange} rows={2} />;
+  const options = [{ value: '', label: items.length === 0 ? '(no workflow deployed yet)' : '(choose a workflow)' }, ...items.filter((w) => w.name !== own).map((w) => ({ value: w.name, label: w.name }))];
+  // A name from an imported file (or a workflow deleted since) stays shown, marked: the host's
+  // validation names it UNKNOWN_WORKFLOW (or WORKFLOW_CYCLE for the drawing's own name).
+  if (value !== undefined && !options.some((o) => o.value === value)) options.push({ value, label: `${value} (${value === own ? 'this workflow' : 'not deployed'})` });
+  return <SelectField {...common} value={value} onChange={onChange} options={options} />;
+}
+
+/** The called workflow's version: latest (absent) or one of the chosen workflow's versions. */
+function VersionPicker({ common, workflow, value, onChange }: { common: { name: string; label: string; hint?: string; required: boolean; disabled: boolean }; workflow: unknown; value: unknown; onChange(v: unknown): void }) {
+  const latest = useWorkflows((s) => s.items.find((w) => w.name === workflow)?.latestVersion ?? 0);
+  if (value !== undefined && typeof value !== 'number') return <JsonField {...common} value={value} onChange={onChange} rows={2} />;
+  const options = [{ value: '', label: 'latest when the node starts' }, ...Array.from({ length: latest }, (_, i) => latest - i).map((v) => ({ value: String(v), label: `v${v}` }))];
+  return <SelectField {...common} value={value === undefined ? undefined : String(value)} onChange={(v) => onChange(v === undefined ? undefined : Number(v))} options={options} />;
+}
+
+function ConfigField({ spec, value, onChange, onReplace, templates, disabled, prefix, type, config }: { spec: FieldSpec; value: unknown; onChange(v: unknown): void; onReplace(next: Json): void; templates: boolean; disabled: boolean; prefix: string; type: string | undefined; config: Json }) {
   const name = `${prefix}-${spec.name}`;
   const label = spec.name;
   const common = { name, label, hint: spec.description, required: spec.required, disabled };
+  if (type !== undefined && CALLING_TYPES.has(type)) {
+    // Another workflow's versions are not this one's: a pinned version goes with the old name.
+    if (spec.name === 'workflow') return <WorkflowPicker common={common} value={value} onChange={(v) => onReplace(withKey(withKey(config, 'version', undefined), 'workflow', v))} />;
+    if (spec.name === 'version') return <VersionPicker common={common} workflow={config['workflow']} value={value} onChange={onChange} />;
+  }
   switch (spec.kind) {
     case 'code':
       return <CodeField {...common} value={typeof value === 'string' ? value : undefined} onChange={onChange} />;
@@ -128,7 +160,7 @@ function ConfigForm({ info, config, onChange, disabled, prefix }: { info: NodeTy
   return (
     <>
       {fields.map((spec) => (
-        <ConfigField key={spec.name} spec={spec} prefix={prefix} value={cfg[spec.name]} templates={templates} disabled={disabled} onChange={(v) => set(spec.name, v)} />
+        <ConfigField key={spec.name} spec={spec} prefix={prefix} type={info?.type} config={cfg} onReplace={(next) => next !== cfg && onChange(Object.keys(next).length === 0 ? undefined : next)} value={cfg[spec.name]} templates={templates} disabled={disabled} onChange={(v) => set(spec.name, v)} />
       ))}
       {fields.length === 0 || extra.length > 0 || allowsExtraKeys(info?.configJsonSchema) ? (
         <details className="rn-details" open={fields.length === 0 || extra.length > 0}>

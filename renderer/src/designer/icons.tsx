@@ -1,6 +1,6 @@
 /**
  * Node type icons: the `icon` names `node:types` gives (`arrow-right`, `code`, `globe`, `clock`,
- * `check`, …) as small inline SVGs; an unknown name gets a box.
+ * `check`, `workflow`, `layers`, `bell`, …) as small inline SVGs; an unknown name gets a box.
  */
 import { memo } from 'react';
 
@@ -14,6 +14,10 @@ const PATHS: Record<string, string> = {
   file: 'M6 3h8l4 4v14H6zM14 3v4h4',
   mail: 'M3 6h18v12H3zM3 6l9 7 9-7',
   box: 'M4 8l8-4 8 4v8l-8 4-8-4zM4 8l8 4 8-4M12 12v8',
+  // The control-flow types (engine/nodes/control-flow.ts): a call of another workflow, one child per item, an event.
+  workflow: 'M3 4h7v6H3zM14 14h7v6h-7zM6.5 10v3.5a3.5 3.5 0 0 0 3.5 3.5h4',
+  layers: 'M12 3L2 8l10 5 10-5zM2 16l10 5 10-5M2 12l10 5 10-5',
+  bell: 'M18 9a6 6 0 0 0-12 0c0 7-3 8-3 8h18s-3-1-3-8M10.3 20a2 2 0 0 0 3.4 0',
 };
 
 /** An icon by name (18 px, current colour). */

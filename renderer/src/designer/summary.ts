@@ -53,6 +53,12 @@ export function configSummary(def: NodeDef): string {
       return typeof c['assignee'] === 'string' ? `by ${short(c['assignee'])}` : 'waits for a person';
     case 'pass':
       return c['result'] === undefined ? 'passes its input on' : `result ${short(c['result'])}`;
+    case 'subworkflow':
+      return typeof c['workflow'] === 'string' ? `runs ${short(c['workflow'], 36)}${typeof c['version'] === 'number' ? ` v${c['version']}` : ''}` : '(no workflow)';
+    case 'map':
+      return typeof c['workflow'] === 'string' ? `${short(c['workflow'], 28)} per item of ${typeof c['items'] === 'string' ? short(c['items'], 20) : '(no items)'}` : '(no workflow)';
+    case 'event':
+      return typeof c['name'] === 'string' ? `waits for “${short(c['name'], 30)}”${typeof c['key'] === 'string' ? ` (key ${short(c['key'], 16)})` : ''}` : '(no event name)';
     default: {
       const entries = Object.entries(c).slice(0, 2);
       return entries.map(([k, v]) => `${k}: ${short(v, 28)}`).join(' · ');

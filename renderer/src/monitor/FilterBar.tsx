@@ -5,6 +5,8 @@
  *
  * Test ids: `filter-workflow`, `filter-version`, `filter-range-<15m|1h|24h|7d|any>`,
  * `filter-from`, `filter-to`, `filter-text`, `filter-waiting`, `filter-node`, `filter-clear`,
+ * `filter-parent` (the parent filter's chip, shown while set; `data-parent`), `filter-parent-open`,
+ * `filter-parent-clear`,
  * `status-chips`, `status-chip-all`, `status-chip-<STATUS>` (with `data-count`, `aria-pressed`).
  */
 import { useEffect, useState } from 'react';
@@ -15,6 +17,7 @@ import {
   type WaitingForValue,
 } from '../../../engine/api/contract';
 import { useWorkflows } from '../hooks';
+import { formatRoute } from '../routes';
 import { EMPTY_FILTER, isFiltered } from '../stores/monitor-list-store';
 import { formatCount } from './format';
 import { useList, useStatusCounts } from './hooks';
@@ -88,6 +91,7 @@ export function FilterBar() {
   const filter = useList((s) => s.filter);
   const setFilter = useList((s) => s.setFilter);
   const replaceFilter = useList((s) => s.replaceFilter);
+  const open = useList((s) => s.open);
   const workflows = useWorkflows((s) => s.items);
   const latest = workflows.find((w) => w.name === filter.workflow)?.latestVersion ?? 0;
   const [range, setRange] = useState('any');
@@ -204,6 +208,31 @@ export function FilterBar() {
           onChange={(node) => setFilter({ node: node || undefined })}
         />
       </label>
+      {filter.parentId !== undefined ? (
+        <span className="chip active parent-chip" data-testid="filter-parent" data-parent={filter.parentId}>
+          children of{' '}
+          <a
+            href={formatRoute({ view: 'instances', instance: filter.parentId, parent: filter.parentId })}
+            data-testid="filter-parent-open"
+            title="Open the parent instance"
+            onClick={(e) => {
+              e.preventDefault();
+              if (filter.parentId !== undefined) open(filter.parentId);
+            }}
+          >
+            #{filter.parentId}
+          </a>
+          <button
+            type="button"
+            className="chip-x"
+            aria-label="Show every instance, not only these children"
+            data-testid="filter-parent-clear"
+            onClick={() => setFilter({ parentId: undefined })}
+          >
+            ×
+          </button>
+        </span>
+      ) : null}
       <button
         type="button"
         data-testid="filter-clear"

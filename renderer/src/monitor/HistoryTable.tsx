@@ -22,7 +22,13 @@ const PEOPLE: ReadonlySet<string> = new Set([
   'node.skipped_by_hand',
   'compensation.skipped',
   'instance.suspended',
+  'event.received',
 ]);
+
+/** A history entry's `data` fields read leniently (the engine writes them; old rows may lack some). */
+function text(v: unknown): string {
+  return typeof v === 'string' ? v : v === null || v === undefined ? '' : String(v);
+}
 
 function Details({ e }: { e: HistoryEvent }) {
   const d = (typeof e.data === 'object' && e.data !== null ? e.data : {}) as Record<string, unknown>;
@@ -68,6 +74,61 @@ function Details({ e }: { e: HistoryEvent }) {
       return typeof d.durationMs === 'number' ? (
         <span className="muted">in {formatDuration(d.durationMs)}</span>
       ) : null;
+    case 'event.received':
+      return (
+        <span data-testid={`history-event-${e.id}`} data-consumed-by={text(d.consumedBy)}>
+          event <strong>{text(d.name)}</strong>
+          {typeof d.key === 'string' ? (
+            <>
+              {' '}
+              key <code>{d.key}</code>
+            </>
+          ) : null}{' '}
+          {typeof d.consumedBy === 'string' ? (
+            <>
+              → taken by <code>{d.consumedBy}</code>
+            </>
+          ) : (
+            <span className="muted">→ kept (no node waited for it)</span>
+          )}
+          {d.data !== undefined && d.data !== null ? (
+            <>
+              {' '}
+              data <code>{previewJson(d.data, 100)}</code>
+            </>
+          ) : null}
+        </span>
+      );
+    case 'event.waiting':
+      return (
+        <span>
+          waits for event <strong>{text(d.name)}</strong>
+          {typeof d.key === 'string' ? (
+            <>
+              {' '}
+              key <code>{d.key}</code>
+            </>
+          ) : null}
+          {typeof d.timeoutAt === 'number' ? <span className="muted"> · times out {formatTimestamp(d.timeoutAt)}</span> : null}
+        </span>
+      );
+    case 'children.started': {
+      const items = typeof d.items === 'number' ? d.items : 0;
+      return (
+        <span>
+          {items === 1 ? 'a child instance' : `${items} child instances`} of <strong>{text(d.workflow)}</strong>
+          {typeof d.version === 'number' ? ` v${d.version}` : ''}
+          {items > 1 && typeof d.maxConcurrency === 'number' ? <span className="muted"> · at most {d.maxConcurrency} at once</span> : null}
+        </span>
+      );
+    }
+    case 'child.failed':
+      return (
+        <span className="error-text">
+          child <code>#{text(d.childId)}</code>
+          {typeof d.index === 'number' ? ` (item ${d.index})` : ''} ended {text(d.status)}
+        </span>
+      );
     case 'approval.decided':
       return (
         <span>

@@ -8,12 +8,14 @@
  * `detail-status`, `detail-refresh`, `suspension-banner`, `suspension-reason`, `failure-banner`,
  * `action-resume`, `action-retry`, `action-cancel`, `action-cancel-compensate`, `action-confirm`,
  * `action-confirm-dismiss`, `action-error`, `detail-approvals`, `detail-tab-<timeline|history|variables>`,
- * `variables-tree`, plus those of the graph, node panel, resume panel, Gantt and history.
+ * `variables-tree`, `action-send-event`, plus those of the graph, node panel, resume panel, Gantt,
+ * history, the send-event dialog and the parent / child links (ChildInstances.tsx).
  */
 import { useEffect, useState } from 'react';
 import type { InstanceDetail as Detail } from '../../../engine/api/contract';
 import { INSTANCE_TABS } from '../routes';
 import { ApprovalForm } from './ApprovalForm';
+import { ChildGroups, ParentLink } from './ChildInstances';
 import { errorText, formatDuration, formatTimestamp } from './format';
 import { Gantt } from './Gantt';
 import { HistoryTable } from './HistoryTable';
@@ -22,6 +24,7 @@ import { InstanceGraph } from './InstanceGraph';
 import { JsonTree } from './JsonTree';
 import { NodePanel } from './NodePanel';
 import { ResumePanel } from './ResumePanel';
+import { SendEventDialog } from './SendEventDialog';
 import { useNow } from './useNow';
 
 type Pending = { kind: 'cancel'; compensate: boolean } | { kind: 'retry' };
@@ -57,6 +60,7 @@ export function InstanceDetail() {
   const [selected, setSelected] = useState<string | undefined>(undefined);
   const [resuming, setResuming] = useState(false);
   const [pending, setPending] = useState<Pending | undefined>(undefined);
+  const [sendingEvent, setSendingEvent] = useState(false);
   const live = detail !== undefined && detail.endedAt === null;
   const now = useNow(live ? 500 : 60_000);
 
@@ -64,6 +68,7 @@ export function InstanceDetail() {
     setSelected(undefined);
     setResuming(false);
     setPending(undefined);
+    setSendingEvent(false);
   }, [id]);
   useEffect(() => {
     if (detail && selected === undefined) setSelected(defaultNode(detail));
@@ -117,6 +122,7 @@ export function InstanceDetail() {
           {detail.status}
         </span>
         {detail.businessKey ? <span className="muted">key {detail.businessKey}</span> : null}
+        <ParentLink detail={detail} />
         <span className="muted" title={`created ${formatTimestamp(detail.createdAt)}`}>
           {formatTimestamp(detail.createdAt).slice(0, 19)} ·{' '}
           {formatDuration((detail.endedAt ?? now) - (detail.startedAt ?? detail.createdAt))}
@@ -185,6 +191,17 @@ export function InstanceDetail() {
             </button>
           </>
         ) : null}
+        {live ? (
+          <button
+            type="button"
+            data-testid="action-send-event"
+            disabled={busy}
+            title="Send an event to this instance (an event node waiting for it takes it)"
+            onClick={() => setSendingEvent(true)}
+          >
+            Send event…
+          </button>
+        ) : null}
         {pending ? (
           <span className="confirm" role="alertdialog" aria-label="Confirm">
             {pending.kind === 'retry'
@@ -222,6 +239,10 @@ export function InstanceDetail() {
       {resuming && detail.status === 'SUSPENDED' ? (
         <ResumePanel key={detail.version} detail={detail} onClose={() => setResuming(false)} />
       ) : null}
+
+      {sendingEvent ? <SendEventDialog detail={detail} onClose={() => setSendingEvent(false)} /> : null}
+
+      <ChildGroups detail={detail} />
 
       {approvals.length > 0 ? (
         <section className="detail-approvals" data-testid="detail-approvals">

@@ -30,6 +30,8 @@ const WAITING_TEXT: Record<string, string> = {
   approval: 'approval',
   retry: 'retry',
   person: 'person',
+  event: 'event',
+  children: 'child instances',
 };
 
 function Row({

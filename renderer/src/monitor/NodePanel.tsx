@@ -114,7 +114,8 @@ export function NodePanel({
   if (!def) return null;
   const attempts = attemptsOf(history, nodeId);
   const wait = (state?.wait ?? undefined) as
-    { kind?: string; prompt?: string; until?: number; timeoutAt?: number } | undefined;
+    | { kind?: string; prompt?: string; until?: number; timeoutAt?: number; name?: string; key?: string; received?: unknown; total?: number; started?: number; completed?: number; failed?: number; workflow?: string }
+    | undefined;
   const status = (state?.status ?? 'PENDING').toLowerCase();
   const waits = currentWait(state?.status, detail.status, wait);
   const errorLabel = state?.status === undefined ? undefined : ERROR_LABEL[state.status];
@@ -163,7 +164,11 @@ export function NodePanel({
                     ? 'a person: its compensation failed (resume the instance)'
                     : wait.kind === 'incident'
                       ? 'a person: it failed (resume the instance)'
-                      : wait.kind}
+                      : wait.kind === 'event'
+                        ? `an event “${wait.name ?? ''}”${wait.key !== undefined ? ` with key ${wait.key}` : ''}${wait.received !== undefined ? ' (received, being taken)' : ''}`
+                        : wait.kind === 'children'
+                          ? `child instances of ${wait.workflow ?? '?'}: ${wait.completed ?? 0} completed, ${wait.failed ?? 0} failed, ${(wait.started ?? 0) - (wait.completed ?? 0) - (wait.failed ?? 0)} live, ${(wait.total ?? 0) - (wait.started ?? 0)} queued of ${wait.total ?? 0}`
+                          : wait.kind}
               {wait.timeoutAt !== undefined ? (
                 <span className="muted"> · times out {formatRelative(wait.timeoutAt, now)}</span>
               ) : null}

@@ -91,14 +91,18 @@ export function buildOverlay(
     const attempt = n?.attempt ?? 0;
     const maxAttempts = n?.maxAttempts ?? 0;
     let detail = '';
-    const wait = (n?.wait ?? undefined) as { kind?: string } | undefined;
+    const wait = (n?.wait ?? undefined) as { kind?: string; name?: unknown; total?: unknown; completed?: unknown; failed?: unknown } | undefined;
     if (state === 'waiting')
       detail =
         wait?.kind === 'approval'
           ? 'waiting for approval'
           : wait?.kind === 'timer'
             ? 'waiting for a timer'
-            : 'waiting';
+            : wait?.kind === 'event'
+              ? `waiting for event ${typeof wait.name === 'string' ? `“${wait.name}”` : ''}`.trim()
+              : wait?.kind === 'children'
+                ? `children ${Number(wait.completed ?? 0) + Number(wait.failed ?? 0)}/${Number(wait.total ?? 0)} ended`
+                : 'waiting';
     else if (state === 'retrying') detail = `attempt ${attempt}/${maxAttempts} failed; retrying`;
     else if (attempt > 1 || (attempt > 0 && maxAttempts > 1 && state === 'failed'))
       detail = `attempt ${attempt}/${maxAttempts}`;

@@ -1,6 +1,6 @@
 /**
  * The instance timeline as data: a Gantt bar per node attempt (running, completed, failed), the
- * waits between them (timer, approval, retry backoff) and markers for everything a person or the
+ * waits between them (timer, approval, retry backoff, an event, child instances) and markers for everything a person or the
  * engine did to the instance. Built from history (and the node states, for what is under way),
  * pure, so it is unit-tested apart from the SVG that draws it.
  */
@@ -63,6 +63,7 @@ const MARKERS: Record<string, string> = {
   'compensation.completed': 'compensated',
   'compensation.failed': 'compensation failed',
   'compensation.skipped': 'compensation skipped',
+  'child.failed': 'a child failed',
 };
 
 /**
@@ -145,6 +146,28 @@ export function buildGantt(
         seen(node);
         waits.set(node, { start: e.at, label: `${node}: waiting for approval`, attempt: e.attempt });
         break;
+      case 'event.waiting':
+        if (node === null) break;
+        seen(node);
+        waits.set(node, { start: e.at, label: `${node}: waiting for event “${String(d.name)}”`, attempt: e.attempt });
+        break;
+      case 'children.started': {
+        if (node === null) break;
+        seen(node);
+        const items = num(d.items) ?? 0;
+        waits.set(node, { start: e.at, label: `${node}: waiting for ${items === 1 ? 'a child instance' : `${items} child instances`} of ${String(d.workflow)}`, attempt: e.attempt });
+        break;
+      }
+      case 'event.received':
+        // On the node that took it; an event kept for later is on the instance's row.
+        markers.push({
+          nodeId: node,
+          at: e.at,
+          type: e.type,
+          label: `event “${String(d.name)}”${typeof d.key === 'string' ? ` (key ${d.key})` : ''} ${typeof d.consumedBy === 'string' ? 'received' : 'kept'}${e.actor ? ` from ${e.actor}` : ''}`,
+          actor: e.actor,
+        });
+        break;
       case 'approval.decided':
         if (node !== null) closeWait(node, e.at);
         markers.push({
@@ -161,7 +184,7 @@ export function buildGantt(
         if (node !== null && e.type !== 'instance.suspended' && e.type !== 'instance.resumed') seen(node);
         if (node !== null && (e.type === 'node.cancelled' || e.type === 'node.skipped_by_hand'))
           closeWait(node, e.at);
-        const onNode = e.type.startsWith('node.') || e.type.startsWith('compensation.');
+        const onNode = e.type.startsWith('node.') || e.type.startsWith('compensation.') || e.type === 'child.failed';
         markers.push({
           nodeId: onNode ? node : null,
           at: e.at,

@@ -9,7 +9,7 @@
  * A store creator apart from hooks: tests pass a fake `invoke`.
  */
 import { createStore, type StoreApi } from 'zustand/vanilla';
-import type { ApiError, EventBatch, HistoryEvent, InstanceDetail } from '../../../engine/api/contract';
+import type { ApiError, EventBatch, HistoryEvent, InstanceDetail, Output, Result } from '../../../engine/api/contract';
 import type { Workflow } from '../../../engine/dsl/schema';
 import type { ApiClient } from '../api/client';
 import type { LoadStatus } from './workflows-store';
@@ -21,6 +21,15 @@ export interface ResumeRequest {
   variables?: Record<string, unknown>;
   /** For `skip`: the failed step's result. */
   result?: unknown;
+}
+
+/** An event to send to the open instance (`instance:signal`). */
+export interface SignalRequest {
+  event: string;
+  /** The key an `event` node may ask for; absent: none. */
+  key?: string;
+  /** The event's data (any JSON value); absent: none. */
+  data?: unknown;
 }
 
 /** State and actions of the detail store. */
@@ -44,6 +53,11 @@ export interface InstanceDetailState {
   retry(): Promise<boolean>;
   cancel(compensate: boolean): Promise<boolean>;
   approve(nodeId: string, approved: boolean, data?: unknown, comment?: string): Promise<boolean>;
+  /**
+   * Sends an event to the open instance; the result comes back as data (the dialog shows it and
+   * its refusal, so no toast): which node took it, or null when it is kept for a later one.
+   */
+  signal(request: SignalRequest): Promise<Result<Output<'instance:signal'>>>;
 }
 
 /** Options of {@link createInstanceDetailStore}. */
@@ -215,6 +229,22 @@ export function createInstanceDetailStore(
             actor: actor(),
           }),
         ),
+
+      async signal(request) {
+        const id = get().id ?? 0;
+        set({ busy: true });
+        const r = await api.invoke('instance:signal', {
+          id,
+          event: request.event,
+          ...(request.key === undefined ? {} : { key: request.key }),
+          ...(request.data === undefined ? {} : { data: request.data }),
+          actor: actor(),
+        });
+        if (!r.ok) options.claimError?.('instance:signal');
+        set({ busy: false });
+        await get().refresh();
+        return r;
+      },
 
       approve: (nodeId, approved, data, comment) =>
         act('instance:approve', () =>

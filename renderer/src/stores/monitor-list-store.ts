@@ -37,6 +37,8 @@ export interface MonitorFilter {
   waitingFor?: WaitingForValue;
   /** A current node id. */
   node?: string;
+  /** Only the child instances of this instance (its `subworkflow` and `map` nodes'). */
+  parentId?: number;
 }
 
 /** About the table's row height, px: which loaded rows are near the scroll position. */
@@ -129,6 +131,7 @@ export function filterRequest(
   if (filter.text !== undefined && filter.text.trim() !== '') out.text = filter.text.trim();
   if (filter.waitingFor !== undefined) out.waitingFor = filter.waitingFor;
   if (filter.node !== undefined && filter.node !== '') out.node = filter.node;
+  if (filter.parentId !== undefined) out.parentId = filter.parentId;
   return out;
 }
 

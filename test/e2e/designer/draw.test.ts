@@ -52,7 +52,11 @@ describe('the Designer draws, checks and saves workflows', () => {
   it('drags every node type from the palette, connects them, sets properties, and saves exactly that', async () => {
     const { page } = app;
     await page.getByTestId('new-workflow').click();
-    const types = await app.api<Output<'node:types'>>('node:types');
+    // The control-flow types (group Flow: subworkflow, map, event) call deployed workflows and
+    // wait for events; test/e2e/designer/control-flow.test.ts draws them.
+    const all = await app.api<Output<'node:types'>>('node:types');
+    expect(all.filter((t) => t.group === 'Flow').map((t) => t.type)).toEqual(['subworkflow', 'map', 'event']);
+    const types = all.filter((t) => t.group !== 'Flow');
     expect(types.map((t) => t.type)).toEqual(['pass', 'script', 'http', 'delay', 'approval', 'csv.read', 'sqlite.load']);
     // given: one node of each type, dropped in a grid
     const box = (await page.getByTestId('designer-canvas').boundingBox())!;

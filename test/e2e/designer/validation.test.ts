@@ -14,7 +14,9 @@ import { addNode, canvasCentre, EXAMPLES, exampleText, importViaUi, nodeAt, open
 let app: DesignerApp;
 
 beforeAll(async () => {
-  app = await startDesignerApp();
+  // A workflow named as the generated configs name one ('x'): a subworkflow or map calling it is
+  // a config the engine takes (a call of a workflow not deployed is UNKNOWN_WORKFLOW).
+  app = await startDesignerApp({ deploy: [{ format: 1, name: 'x', nodes: [{ id: 'a', type: 'pass' }], edges: [] }] });
 });
 
 afterAll(async () => {

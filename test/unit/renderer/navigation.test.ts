@@ -115,6 +115,28 @@ describe('navigation', () => {
     expect(w.entries).toEqual(['#/designer/first']);
   });
 
+  it('the list\'s parent filter is in the address both ways, and Back takes it off', async () => {
+    const { app, monitor } = stores();
+    const w = fakeWindow('#/instances?parent=42');
+    connectNavigation(app, monitor, w.win);
+    // the address sets the filter, and the filter is what the list asks for
+    expect(monitor.list.getState().filter.parentId).toBe(42);
+    await tick();
+    expect(w.entries).toEqual(['#/instances?parent=42']);
+    expect(w.win.document?.title).toBe('Children of #42 · Instances · Runnel');
+    // opening a child keeps the filter in its address; clearing the filter is a step of its own
+    monitor.list.getState().open(43);
+    await tick();
+    monitor.list.getState().open(undefined);
+    monitor.list.getState().setFilter({ parentId: undefined });
+    await tick();
+    expect(w.entries).toEqual(['#/instances?parent=42', '#/instances/43?parent=42', '#/instances']);
+    // Back comes to the child, under the filter again
+    w.win.history.back();
+    expect(monitor.list.getState().filter.parentId).toBe(42);
+    expect(monitor.list.getState().openId).toBe(43);
+  });
+
   it('applyRoute leaves what is already shown alone', () => {
     const { app, monitor } = stores();
     let changes = 0;

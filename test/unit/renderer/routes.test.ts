@@ -13,6 +13,9 @@ describe('routes', () => {
     [{ view: 'instances', instance: 42 }, '#/instances/42'],
     [{ view: 'instances', instance: 42, tab: 'history' }, '#/instances/42/history'],
     [{ view: 'instances', instance: 42, tab: 'variables' }, '#/instances/42/variables'],
+    [{ view: 'instances', parent: 7 }, '#/instances?parent=7'],
+    [{ view: 'instances', instance: 42, parent: 7 }, '#/instances/42?parent=7'],
+    [{ view: 'instances', instance: 42, tab: 'history', parent: 7 }, '#/instances/42/history?parent=7'],
     [{ view: 'approvals' }, '#/approvals'],
     [{ view: 'dashboard' }, '#/dashboard'],
   ];
@@ -28,6 +31,12 @@ describe('routes', () => {
     expect(formatRoute({ view: 'instances', instance: 7, tab: 'timeline' })).toBe('#/instances/7');
     expect(parseRoute('#/instances/7/timeline')).toEqual({ view: 'instances', instance: 7, tab: 'timeline' });
     expect(parseRoute('/dashboard/')).toEqual({ view: 'dashboard' });
+  });
+
+  it('leaves out a malformed or unknown query key of the list (the parent filter is a positive id)', () => {
+    expect(parseRoute('#/instances?parent=0')).toEqual({ view: 'instances' });
+    expect(parseRoute('#/instances?parent=x&other=1')).toEqual({ view: 'instances' });
+    expect(parseRoute('#/instances/?parent=3')).toEqual({ view: 'instances', parent: 3 });
   });
 
   it('names nothing for an empty, unknown or malformed address', () => {

@@ -84,4 +84,26 @@ describe('Gantt bars from history', () => {
     );
     expect(ended.bars).toEqual([expect.objectContaining({ kind: 'waiting', end: 400, open: false })]);
   });
+
+  it('draws the wait of an event node and of a map node, and marks events received and children failed', () => {
+    const history = [
+      h(1, 'instance.created', 1000, null, null),
+      h(2, 'event.received', 1050, null, null, { eventId: 1, name: 'early', key: null, data: {}, consumedBy: null }, 'ada'),
+      h(3, 'event.waiting', 1100, 'pay', 1, { name: 'payment', key: 'A-1' }),
+      h(4, 'event.received', 1400, 'pay', null, { eventId: 2, name: 'payment', key: 'A-1', data: { amount: 3 }, consumedBy: 'pay' }),
+      h(5, 'node.completed', 1410, 'pay', 1, {}),
+      h(6, 'children.started', 1500, 'each', 1, { workflow: 'device-upgrade', version: 2, items: 3, maxConcurrency: 2 }),
+      h(7, 'child.failed', 1700, 'each', 1, { childId: 9, index: 1, status: 'FAILED' }),
+    ];
+    const g = buildGantt(history, [node('pay', 'COMPLETED'), node('each', 'WAITING')], 1000, null, 2000);
+    expect(g.bars.filter((b) => b.kind === 'waiting').map((b) => [b.nodeId, b.start, b.end, b.open, b.label])).toEqual([
+      ['pay', 1100, 1410, false, 'pay: waiting for event “payment”'],
+      ['each', 1500, 2000, true, 'each: waiting for 3 child instances of device-upgrade'],
+    ]);
+    expect(g.markers.filter((m) => m.type !== 'instance.created').map((m) => [m.nodeId, m.label])).toEqual([
+      [null, 'event “early” kept from ada'],
+      ['pay', 'event “payment” (key A-1) received'],
+      ['each', 'a child failed'],
+    ]);
+  });
 });
