@@ -7,7 +7,7 @@ import type { NodeType, ThreadedNodeType } from '../../../engine/nodes/types';
 import { validateWorkflow } from '../../../engine/dsl/validate';
 import { thrownBy } from '../../helpers/engine-errors';
 
-const BUILT_INS = ['pass', 'script', 'http', 'delay', 'approval'];
+const BUILT_INS = ['pass', 'script', 'http', 'delay', 'approval', 'subworkflow', 'map', 'event'];
 
 /** A small custom type, as a plug-in would write it. */
 const greet: NodeType<{ name: string; loud: boolean }> = {
@@ -56,6 +56,9 @@ describe('node registry', () => {
     expect(byType.delay).toMatchObject({ properties: { durationMs: { type: 'integer' } } });
     expect(byType.approval).toMatchObject({ properties: { prompt: { type: 'string' } } });
     expect(byType.pass).toMatchObject({ properties: { result: {} } });
+    expect(byType.map).toMatchObject({ required: ['items', 'workflow'], properties: { maxConcurrency: { default: 10 }, toleratedFailures: { default: 0 } }, additionalProperties: false });
+    expect(byType.subworkflow).toMatchObject({ required: ['workflow'], properties: { input: { type: 'string' } } });
+    expect(byType.event).toMatchObject({ required: ['name'], properties: { key: { type: 'string' } } });
     // plain JSON: it crosses IPC and HTTP as is
     expect(JSON.parse(JSON.stringify(described))).toEqual(described);
   });
