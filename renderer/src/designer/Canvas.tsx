@@ -4,7 +4,8 @@
  * dragged (a refused target says why, in place: `connection-refused-reason`), and the store's
  * focus and fit requests (a clicked problem, an opened workflow, auto-layout). A selected node or
  * edge (both its ends and the label between them) is kept clear of the properties drawer: the
- * view pans, or zooms out, when the drawer would cover it.
+ * view pans, or zooms out, when the drawer would cover it. An empty, editable canvas says how to
+ * begin (`canvas-empty-hint`; it lets the pointer through to the canvas).
  */
 import {
   Background,
@@ -311,6 +312,13 @@ export function Canvas({ inset }: { inset: number }) {
         <ViewKeeper inset={inset} />
       </ReactFlow>
       <LastRefusal />
+      {nodes.length === 0 && !readOnly ? (
+        <div className="rn-empty-hint" data-testid="canvas-empty-hint" style={inset > 0 ? { right: inset } : undefined}>
+          <strong>An empty workflow</strong>
+          <span>Drag a node from the palette on the left and drop it here; then drag from a node's right handle to another node to connect them.</span>
+          <span className="muted">Or import a workflow file (JSON or YAML), or drop one on this view.</span>
+        </div>
+      ) : null}
     </div>
   );
 }
