@@ -279,6 +279,7 @@ export function Canvas({ inset }: { inset: number }) {
     <div className={`rn-canvas${readOnly ? ' read-only' : ''}`} ref={canvasRef} data-testid="designer-canvas" onDragOver={onDragOver} onDrop={onDrop}>
       <Markers />
       <ReactFlow<AppNode, FlowEdge>
+        colorMode="system"
         nodes={nodes}
         edges={edges}
         nodeTypes={nodeTypes}
@@ -305,8 +306,8 @@ export function Canvas({ inset }: { inset: number }) {
         maxZoom={2.5}
         elevateEdgesOnSelect
       >
-        <Background variant={BackgroundVariant.Dots} gap={GRID} size={1.2} color="#cbd2e1" />
-        <MiniMap<AppNode> pannable zoomable nodeColor={minimapColor} nodeStrokeWidth={0} maskColor="rgb(246 247 251 / 70%)" ariaLabel="Minimap" style={MINIMAP_STYLE} position="bottom-left" />
+        <Background variant={BackgroundVariant.Dots} gap={GRID} size={1.2} color="var(--canvas-dots)" />
+        <MiniMap<AppNode> pannable zoomable nodeColor={minimapColor} nodeStrokeWidth={0} maskColor="var(--minimap-mask)" bgColor="var(--panel)" ariaLabel="Minimap" style={MINIMAP_STYLE} position="bottom-left" />
         <Controls showInteractive={false} position="bottom-left" />
         <LiveRefusal />
         <ViewKeeper inset={inset} />
