@@ -48,7 +48,10 @@ export function readFields(schema: unknown): InputField[] | undefined {
   return fields;
 }
 
-/** `schema` with its fields replaced by `fields` (keywords of kept fields stay); undefined when empty. */
+/**
+ * `schema` with its fields replaced by `fields` (keywords of kept fields stay; `minLength` and
+ * `pattern` of a string field as the field says, when it has those keys); undefined when empty.
+ */
 export function writeFields(schema: unknown, fields: readonly InputField[], renamedFrom?: ReadonlyMap<number, string>): Schema | undefined {
   const base: Schema = isRecord(schema) ? { ...schema } : {};
   const oldProps: Schema = isRecord(base['properties']) ? base['properties'] : {};
@@ -62,12 +65,18 @@ export function writeFields(schema: unknown, fields: readonly InputField[], rena
     const old = isRecord(oldProps[was]) ? { ...oldProps[was] } : {};
     if (f.type === '') delete old['type'];
     else old['type'] = f.type;
-    // A string's own keywords follow the field; other types keep whatever they had.
+    // A string's own keywords follow the field when it names them (a key set to undefined
+    // removes the keyword; a field without the key keeps what the schema had); other types keep
+    // whatever they had.
     if (f.type === 'string') {
-      if (f.minLength === undefined) delete old['minLength'];
-      else old['minLength'] = f.minLength;
-      if (f.pattern === undefined || f.pattern === '') delete old['pattern'];
-      else old['pattern'] = f.pattern;
+      if ('minLength' in f) {
+        if (f.minLength === undefined) delete old['minLength'];
+        else old['minLength'] = f.minLength;
+      }
+      if ('pattern' in f) {
+        if (f.pattern === undefined || f.pattern === '') delete old['pattern'];
+        else old['pattern'] = f.pattern;
+      }
     }
     props[f.name] = old;
   });

@@ -11,10 +11,12 @@ describe('input schema form', () => {
 
   it('writes them on string fields, removes them when cleared, and keeps other keywords', () => {
     const schema = { type: 'object', properties: { code: { type: 'string', maxLength: 9, pattern: '^A' } } };
-    expect(writeFields(schema, [{ name: 'code', type: 'string', required: false, minLength: 2 }])).toEqual({
+    expect(writeFields(schema, [{ name: 'code', type: 'string', required: false, minLength: 2, pattern: undefined }])).toEqual({
       type: 'object',
       properties: { code: { type: 'string', maxLength: 9, minLength: 2 } },
     });
+    // a field that does not name them keeps them (a rename carries them along)
+    expect(writeFields(schema, [{ name: 'code', type: 'string', required: false }])).toEqual(schema);
     // another type leaves what the field had
     expect(writeFields(schema, [{ name: 'code', type: 'number', required: true }])).toEqual({
       type: 'object',
