@@ -2,13 +2,15 @@
  * The app frame: header with the view tabs (`nav-designer`, `nav-instances`, `nav-approvals`
  * with its count `approvals-badge`, `nav-dashboard`), the workflow sidebar, the current view,
  * error toasts, the monitor's notices, the status bar, and what the page says when the host
- * cannot be used (ConnectionBanner). The address follows the view (navigation.ts).
+ * cannot be used (ConnectionBanner), and the keyboard-shortcut help (`?`). The address follows
+ * the view (navigation.ts).
  * Menu commands from the desktop app are handled here.
  */
 import { useEffect } from 'react';
 import { runCommand, type FileAccess } from './commands';
 import { ConnectDatabase } from './components/ConnectDatabase';
 import { ConnectionBanner } from './components/ConnectionBanner';
+import { ShortcutsHelp } from './components/ShortcutsHelp';
 import { Sidebar } from './components/Sidebar';
 import { StatusBar } from './components/StatusBar';
 import { Toasts } from './components/Toasts';
@@ -89,6 +91,7 @@ export function App({ files }: { files: FileAccess }) {
         <Toasts />
         <ConnectDatabase />
         <Notifications />
+        <ShortcutsHelp />
       </div>
     </MonitorProvider>
   );

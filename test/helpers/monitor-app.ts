@@ -167,12 +167,21 @@ export function waitText(locator: Locator, text: string, timeoutMs = 20_000): Pr
   );
 }
 
+/** Unfolds the Instances view's start panel if it is folded (it is, by default, once instances exist). */
+export async function openStartPanel(page: Page): Promise<void> {
+  const toggle = page.getByTestId('start-toggle');
+  await toggle.waitFor();
+  if ((await toggle.getAttribute('aria-expanded')) !== 'true') await toggle.click();
+  await page.getByTestId('start-vars').waitFor();
+}
+
 /** Starts the sidebar-selected workflow from the UI's start panel; returns the new instance's id. */
 export async function startFromUi(page: Page, workflow: string, variables = '{}'): Promise<number> {
   await page.getByTestId('nav-instances').click();
   if ((await page.getByTestId('instance-detail').count()) > 0) await page.getByTestId('detail-back').click();
   await page.getByTestId(`workflow-item-${workflow}`).click();
   await waitText(page.getByTestId('selected-workflow'), workflow);
+  await openStartPanel(page);
   await page.getByTestId('start-vars').fill(variables);
   const before = await page
     .getByTestId('start-result')

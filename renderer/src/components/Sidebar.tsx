@@ -1,7 +1,9 @@
 /**
  * The workflow sidebar: every workflow with its latest version and live-instance count
- * (`workflow-list`, items `workflow-item-<name>`), plus Import and Export.
+ * (`workflow-list`, items `workflow-item-<name>`), a search box that filters them by name
+ * (`workflow-search`; `workflow-search-empty` when none matches), plus Import and Export.
  */
+import { useState } from 'react';
 import { importWorkflow, exportWorkflow, type FileAccess } from '../commands';
 import { useStores, useUi, useWorkflows } from '../hooks';
 
@@ -14,6 +16,9 @@ export function Sidebar({ files }: { files: FileAccess }) {
   const select = useWorkflows((s) => s.select);
   // The Designer has its own Import and Export (of the drawing, saved or not): one of each on screen.
   const designer = useUi((s) => s.view === 'designer');
+  const [query, setQuery] = useState('');
+  const needle = query.trim().toLowerCase();
+  const shown = needle === '' ? items : items.filter((w) => w.name.toLowerCase().includes(needle));
   return (
     <aside className="sidebar" aria-label="Workflows">
       <div className="sidebar-header">
@@ -40,8 +45,22 @@ export function Sidebar({ files }: { files: FileAccess }) {
           </div>
         )}
       </div>
+      {items.length > 0 ? (
+        <input
+          type="search"
+          className="workflow-search"
+          data-testid="workflow-search"
+          aria-label="Search workflows by name"
+          placeholder="Search workflows"
+          value={query}
+          onChange={(e) => setQuery(e.target.value)}
+          onKeyDown={(e) => {
+            if (e.key === 'Escape') setQuery('');
+          }}
+        />
+      ) : null}
       <ul className="workflow-list" data-testid="workflow-list" data-status={status}>
-        {items.map((w) => (
+        {shown.map((w) => (
           <li key={w.name}>
             <button
               type="button"
@@ -59,6 +78,11 @@ export function Sidebar({ files }: { files: FileAccess }) {
           </li>
         ))}
       </ul>
+      {items.length > 0 && shown.length === 0 ? (
+        <p className="empty" data-testid="workflow-search-empty">
+          No workflow name contains “{query.trim()}”.
+        </p>
+      ) : null}
       {status === 'ready' && items.length === 0 ? (
         <p className="empty" data-testid="workflow-list-empty">
           No workflows yet. Import one, or deploy with <code>runnel deploy</code>.

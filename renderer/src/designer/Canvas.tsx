@@ -4,7 +4,8 @@
  * dragged (a refused target says why, in place: `connection-refused-reason`), and the store's
  * focus and fit requests (a clicked problem, an opened workflow, auto-layout). A selected node or
  * edge (both its ends and the label between them) is kept clear of the properties drawer: the
- * view pans, or zooms out, when the drawer would cover it.
+ * view pans, or zooms out, when the drawer would cover it. An empty, editable canvas says how to
+ * begin (`canvas-empty-hint`; it lets the pointer through to the canvas).
  */
 import {
   Background,
@@ -278,6 +279,7 @@ export function Canvas({ inset }: { inset: number }) {
     <div className={`rn-canvas${readOnly ? ' read-only' : ''}`} ref={canvasRef} data-testid="designer-canvas" onDragOver={onDragOver} onDrop={onDrop}>
       <Markers />
       <ReactFlow<AppNode, FlowEdge>
+        colorMode="system"
         nodes={nodes}
         edges={edges}
         nodeTypes={nodeTypes}
@@ -304,13 +306,20 @@ export function Canvas({ inset }: { inset: number }) {
         maxZoom={2.5}
         elevateEdgesOnSelect
       >
-        <Background variant={BackgroundVariant.Dots} gap={GRID} size={1.2} color="#cbd2e1" />
-        <MiniMap<AppNode> pannable zoomable nodeColor={minimapColor} nodeStrokeWidth={0} maskColor="rgb(246 247 251 / 70%)" ariaLabel="Minimap" style={MINIMAP_STYLE} position="bottom-left" />
+        <Background variant={BackgroundVariant.Dots} gap={GRID} size={1.2} color="var(--canvas-dots)" />
+        <MiniMap<AppNode> pannable zoomable nodeColor={minimapColor} nodeStrokeWidth={0} maskColor="var(--minimap-mask)" bgColor="var(--panel)" ariaLabel="Minimap" style={MINIMAP_STYLE} position="bottom-left" />
         <Controls showInteractive={false} position="bottom-left" />
         <LiveRefusal />
         <ViewKeeper inset={inset} />
       </ReactFlow>
       <LastRefusal />
+      {nodes.length === 0 && !readOnly ? (
+        <div className="rn-empty-hint" data-testid="canvas-empty-hint" style={inset > 0 ? { right: inset } : undefined}>
+          <strong>An empty workflow</strong>
+          <span>Drag a node from the palette on the left and drop it here; then drag from a node's right handle to another node to connect them.</span>
+          <span className="muted">Or import a workflow file (JSON or YAML), or drop one on this view.</span>
+        </div>
+      ) : null}
     </div>
   );
 }

@@ -26,7 +26,7 @@ import { Toolbar } from './Toolbar';
 import { DnDProvider } from './use-dnd';
 import './designer.css';
 
-type Dialog = 'import' | 'run' | 'rename' | 'duplicate' | 'delete' | undefined;
+type Dialog = 'import' | 'run' | 'rename' | 'duplicate' | 'delete' | 'name-first' | undefined;
 
 /** A pending action waiting for the unsaved-changes answer; `cancel` undoes what asked for it. */
 interface Pending {
@@ -119,6 +119,23 @@ function DesignerBody({ files }: { files: FileAccess }) {
   const dialogOpen = dialog !== undefined || pending !== undefined;
   const dialogRef = useRef(dialogOpen);
   dialogRef.current = dialogOpen;
+  // What waits for the first save of a draft that had to be named first (the unsaved-changes
+  // question's "Save": the action it guarded).
+  const afterNamed = useRef<Pending | undefined>(undefined);
+
+  /**
+   * Saves, or asks for a name first when a new draft without problems still has the one it gave
+   * itself ("untitled"). True when saved now; false when refused or asking.
+   */
+  const saveOrName = useCallback(async (): Promise<boolean> => {
+    const s = store.getState();
+    if (!s.needsName()) return s.save();
+    // Problems first: a name would not make it savable (save says what to fix).
+    s.analyzeNow();
+    if (store.getState().problems.length + store.getState().serverProblems.length > 0) return s.save();
+    setDialog('name-first');
+    return false;
+  }, [store]);
 
   /** Runs `go` now, or after the user agrees to lose unsaved changes. */
   const guard = useCallback(
@@ -210,7 +227,7 @@ function DesignerBody({ files }: { files: FileAccess }) {
       const s = store.getState();
       if (mod && key === 's') {
         e.preventDefault();
-        void s.save();
+        void saveOrName();
         return;
       }
       if (isTextTarget(e.target)) return;
@@ -238,7 +255,7 @@ function DesignerBody({ files }: { files: FileAccess }) {
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
-  }, [store]);
+  }, [store, saveOrName]);
 
   // Closing the window (or reloading) with unsaved changes asks first.
   useEffect(() => {
@@ -341,6 +358,7 @@ function DesignerBody({ files }: { files: FileAccess }) {
         onDuplicate={() => setDialog('duplicate')}
         onDelete={() => setDialog('delete')}
         onRun={() => setDialog('run')}
+        onSave={() => void saveOrName()}
         workflowOpen={workflowOpen}
         fitInset={panelOpen ? PANEL_WIDTH : 0}
         onWorkflow={() => {
@@ -396,6 +414,31 @@ function DesignerBody({ files }: { files: FileAccess }) {
       {dialog === 'rename' ? (
         <NameDialog title="Rename the workflow" label="New name" initial={name} submitLabel="Rename" onClose={() => setDialog(undefined)} onSubmit={(n) => store.getState().rename(n)} />
       ) : null}
+      {dialog === 'name-first' ? (
+        <NameDialog
+          title="Name the workflow"
+          label="Its name (a new workflow is saved under it)"
+          initial=""
+          submitLabel="Save"
+          testId="save-name-dialog"
+          onClose={() => {
+            setDialog(undefined);
+            afterNamed.current?.cancel?.();
+            afterNamed.current = undefined;
+          }}
+          onSubmit={async (n) => {
+            const why = await store.getState().nameAndSave(n);
+            if (why !== undefined) return why;
+            const next = afterNamed.current;
+            afterNamed.current = undefined;
+            if (next) {
+              if (!store.getState().dirty && store.getState().source) void next.go();
+              else next.cancel?.();
+            }
+            return undefined;
+          }}
+        />
+      ) : null}
       {dialog === 'duplicate' ? (
         <NameDialog
           title="Duplicate the workflow"
@@ -432,6 +475,11 @@ function DesignerBody({ files }: { files: FileAccess }) {
           }}
           onSave={() => {
             setPending(undefined);
+            if (store.getState().needsName()) {
+              afterNamed.current = pending;
+              setDialog('name-first');
+              return;
+            }
             void store
               .getState()
               .save()

@@ -22,6 +22,8 @@ export interface ToolbarActions {
   onDuplicate(): void;
   onDelete(): void;
   onRun(): void;
+  /** Saves (asking for a name first when the draft still has the one it gave itself). */
+  onSave(): void;
   /** Whether the workflow's settings are shown. */
   workflowOpen: boolean;
   /** Shows or hides the workflow's settings. */
@@ -127,7 +129,7 @@ export function Toolbar(actions: ToolbarActions) {
           data-testid="save-workflow"
           title={problemCount > 0 ? `Fix ${problemCount} problem${problemCount === 1 ? '' : 's'} first (${MOD}S)` : `Save as a new version (${MOD}S)`}
           disabled={readOnly || busy}
-          onClick={() => void s.save()}
+          onClick={actions.onSave}
         >
           Save
         </button>

@@ -124,7 +124,7 @@ export function RunDialog({
 }
 
 /** Asks for a name; `onSubmit` returns an error to show, or undefined when done. */
-export function NameDialog({ title, label, initial, submitLabel, onSubmit, onClose }: { title: string; label: string; initial: string; submitLabel: string; onSubmit(name: string): Promise<string | undefined>; onClose(): void }) {
+export function NameDialog({ title, label, initial, submitLabel, onSubmit, onClose, testId = 'name-dialog' }: { title: string; label: string; initial: string; submitLabel: string; onSubmit(name: string): Promise<string | undefined>; onClose(): void; testId?: string }) {
   const [name, setName] = useState(initial);
   const [error, setError] = useState<string | undefined>(undefined);
   const [busy, setBusy] = useState(false);
@@ -136,7 +136,7 @@ export function NameDialog({ title, label, initial, submitLabel, onSubmit, onClo
     else setError(why);
   };
   return (
-    <Modal title={title} testId="name-dialog" onClose={onClose}>
+    <Modal title={title} testId={testId} onClose={onClose}>
       <label className="rn-field-label" htmlFor="name-dialog-input">
         {label}
       </label>

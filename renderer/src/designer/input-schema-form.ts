@@ -1,8 +1,8 @@
 /**
- * The workflow's `inputSchema` as a list of fields (name, type, required) the properties panel
- * edits without JSON. Only the simple shape is edited this way — an object schema whose
- * properties each have at most one `type`; every other keyword (`pattern`, `minLength`, …) is
- * kept as it was. Anything else is left to the JSON editor. Pure.
+ * The workflow's `inputSchema` as a list of fields (name, type, required; for strings also
+ * `minLength` and `pattern`) the properties panel edits without JSON. Only the simple shape is
+ * edited this way — an object schema whose properties each have at most one `type`; every other
+ * keyword (`maxLength`, `enum`, …) is kept as it was. Anything else is left to the JSON editor. Pure.
  */
 
 /** Types a field can be given in the list. */
@@ -14,6 +14,10 @@ export interface InputField {
   /** A JSON Schema type, or '' for any value. */
   type: string;
   required: boolean;
+  /** A string's least length (JSON Schema `minLength`); undefined for none. */
+  minLength?: number;
+  /** A regular expression a string must match (JSON Schema `pattern`); undefined for none. */
+  pattern?: string;
 }
 
 type Schema = Record<string, unknown>;
@@ -36,12 +40,18 @@ export function readFields(schema: unknown): InputField[] | undefined {
     if (!isRecord(p)) return undefined;
     const t = p['type'];
     if (t !== undefined && typeof t !== 'string') return undefined;
-    fields.push({ name, type: t ?? '', required: required.includes(name) });
+    const field: InputField = { name, type: t ?? '', required: required.includes(name) };
+    if (typeof p['minLength'] === 'number') field.minLength = p['minLength'];
+    if (typeof p['pattern'] === 'string') field.pattern = p['pattern'];
+    fields.push(field);
   }
   return fields;
 }
 
-/** `schema` with its fields replaced by `fields` (keywords of kept fields stay); undefined when empty. */
+/**
+ * `schema` with its fields replaced by `fields` (keywords of kept fields stay; `minLength` and
+ * `pattern` of a string field as the field says, when it has those keys); undefined when empty.
+ */
 export function writeFields(schema: unknown, fields: readonly InputField[], renamedFrom?: ReadonlyMap<number, string>): Schema | undefined {
   const base: Schema = isRecord(schema) ? { ...schema } : {};
   const oldProps: Schema = isRecord(base['properties']) ? base['properties'] : {};
@@ -55,6 +65,19 @@ export function writeFields(schema: unknown, fields: readonly InputField[], rena
     const old = isRecord(oldProps[was]) ? { ...oldProps[was] } : {};
     if (f.type === '') delete old['type'];
     else old['type'] = f.type;
+    // A string's own keywords follow the field when it names them (a key set to undefined
+    // removes the keyword; a field without the key keeps what the schema had); other types keep
+    // whatever they had.
+    if (f.type === 'string') {
+      if ('minLength' in f) {
+        if (f.minLength === undefined) delete old['minLength'];
+        else old['minLength'] = f.minLength;
+      }
+      if ('pattern' in f) {
+        if (f.pattern === undefined || f.pattern === '') delete old['pattern'];
+        else old['pattern'] = f.pattern;
+      }
+    }
     props[f.name] = old;
   });
   const required = fields.filter((f) => f.required).map((f) => f.name);

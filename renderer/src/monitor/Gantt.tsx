@@ -6,7 +6,7 @@
  * A live instance that has waited long after its last activity (a suspension, an approval) would
  * squeeze every bar into the first pixels: by default the axis then ends shortly after the last
  * activity and the open waits run off its right edge (marked "→ now"); the checkbox shows the
- * whole span.
+ * whole span. The axis ticks at round steps, fewer on a narrow chart, so labels never overlap.
  *
  * Test ids: `gantt`, `gantt-fit`, `gantt-row-<nodeId>`, `gantt-bar-<nodeId>-<attempt>-<kind>`,
  * `gantt-marker-<type>`.
@@ -14,7 +14,7 @@
 import { useLayoutEffect, useRef, useState } from 'react';
 import type { HistoryEvent, NodeState } from '../../../engine/api/contract';
 import { formatDuration, formatTimestamp } from './format';
-import { buildGantt } from './timeline';
+import { axisTicks, buildGantt } from './timeline';
 
 const LABEL_W = 150;
 const ROW_H = 22;
@@ -58,7 +58,11 @@ export function Gantt({ history, nodes, createdAt, endedAt, now, selected, onSel
   const rowY = (nodeId: string | null): number =>
     AXIS_H + Math.max(0, nodeId === null ? 0 : rows.indexOf(nodeId)) * ROW_H;
   const height = AXIS_H + rows.length * ROW_H + 4;
-  const ticks = Array.from({ length: 6 }, (_, i) => g.from + (span * i) / 5);
+  // Round steps, as many as fit the width without labels running into each other.
+  const tickLabel = (offset: number): string => `+${formatDuration(offset)}`;
+  const ticks = axisTicks(span, plotW, tickLabel).map((o) => g.from + o);
+  // Every label centred on its tick (the label column's header and the 48 px past the plot hold
+  // the outer halves), so ticks a label and a gap apart never overlap.
   return (
     <div className="gantt" ref={ref} data-testid="gantt">
       <svg
@@ -74,9 +78,9 @@ export function Gantt({ history, nodes, createdAt, endedAt, now, selected, onSel
               x={x(t)}
               y={12}
               className="gantt-tick"
-              textAnchor={i === 0 ? 'start' : i === ticks.length - 1 ? 'end' : 'middle'}
+              textAnchor="middle"
             >
-              +{formatDuration(t - g.from)}
+              {tickLabel(t - g.from)}
             </text>
           </g>
         ))}

@@ -7,8 +7,16 @@
  * `data-rendered`), `instance-row-<id>` (`data-status`),
  * `instance-status-<id>`, `instance-current-<id>`, `instance-attempt-<id>`,
  * `instance-next-retry-<id>`, `instance-waiting-<id>`, `instance-reason-<id>`,
- * `instances-summary` (`data-load-ms`, `data-loaded`), `instances-empty`, `instances-load-more`.
+ * `instances-summary` (`data-load-ms`, `data-loaded`), `instances-empty`, `instances-load-more`,
+ * `sort-<column>` (the header buttons; their `columnheader` carries `aria-sort`),
+ * `instances-sort-note` (shown when a column sorts only the loaded rows).
+ *
+ * A click on a header sorts by that column, a second click the other way (monitor/sort.ts): the
+ * id and the start time on the engine, over every matching instance; the other columns over the
+ * rows loaded so far (the next page then loads on "load more" only, not on scroll, so rows do not
+ * jump under the pointer).
  */
+import { useMemo } from 'react';
 import type { InstanceListItem } from '../../../engine/api/contract';
 import {
   errorText,
@@ -19,6 +27,7 @@ import {
   formatTimestamp,
 } from './format';
 import { useList, useStatusCounts } from './hooks';
+import { nextSort, sortedByEngine, sortRows, type SortColumn } from './sort';
 import { useNow } from './useNow';
 import { VirtualList } from './VirtualList';
 
@@ -68,7 +77,8 @@ function Row({
       <span
         role="cell"
         className="ellipsis"
-        title={row.businessKey ? `${row.workflow} · ${row.businessKey}` : row.workflow}
+        data-testid={`instance-workflow-${row.id}`}
+        title={`${row.workflow} v${row.workflowVersion}${row.businessKey ? ` · ${row.businessKey}` : ''}`}
       >
         {row.workflow}
         {row.workflowVersion > 0 ? <span className="muted"> v{row.workflowVersion}</span> : null}
@@ -133,9 +143,54 @@ function Row({
   );
 }
 
+/** The columns: sort key, header text, and a tooltip where the header is short. */
+const COLUMNS: ReadonlyArray<{ column: SortColumn; label: string; title?: string }> = [
+  { column: 'id', label: 'ID' },
+  { column: 'workflow', label: 'Workflow' },
+  { column: 'status', label: 'Status' },
+  { column: 'started', label: 'Started' },
+  { column: 'duration', label: 'Duration' },
+  { column: 'current', label: 'Current', title: 'The current node(s)' },
+  { column: 'attempt', label: 'Attempt', title: 'Attempt n of m of the current node' },
+  { column: 'nextRetry', label: 'Next retry' },
+  { column: 'waiting', label: 'Waiting for' },
+  { column: 'reason', label: 'Reason' },
+];
+
+/** The header row: a sort button per column. */
+function Head() {
+  const sort = useList((s) => s.sort);
+  const setSort = useList((s) => s.setSort);
+  return (
+    <div role="row" className="itable-row itable-head">
+      {COLUMNS.map((c) => {
+        const active = sort.column === c.column;
+        const how = sortedByEngine(c.column) ? 'every matching instance' : 'the loaded rows';
+        return (
+          <span key={c.column} role="columnheader" aria-sort={active ? sort.direction : 'none'}>
+            <button
+              type="button"
+              className={active ? 'sort-button active' : 'sort-button'}
+              data-testid={`sort-${c.column}`}
+              title={`${c.title ? `${c.title}. ` : ''}Sort ${how} by ${c.label.toLowerCase()}`}
+              onClick={() => setSort(nextSort(sort, c.column))}
+            >
+              {c.label}
+              <span className="sort-mark" aria-hidden="true">
+                {active ? (sort.direction === 'ascending' ? '▲' : '▼') : ''}
+              </span>
+            </button>
+          </span>
+        );
+      })}
+    </div>
+  );
+}
+
 /** See the module comment. */
 export function InstanceTable() {
-  const items = useList((s) => s.items);
+  const loaded = useList((s) => s.items);
+  const sort = useList((s) => s.sort);
   const status = useList((s) => s.status);
   const counts = useStatusCounts();
   const filterStatuses = useList((s) => s.filter.status);
@@ -148,6 +203,10 @@ export function InstanceTable() {
   const scrollTop = useList((s) => s.scrollTop);
   const setScrollTop = useList((s) => s.setScrollTop);
   const now = useNow(1000);
+  const byEngine = sortedByEngine(sort.column);
+  // Sorted once per change of the rows or the sort, not per tick of the clock: live durations
+  // would otherwise reorder rows every second.
+  const items = useMemo(() => (byEngine ? loaded : sortRows(loaded, sort, Date.now())), [loaded, sort, byEngine]);
   const matching =
     filterStatuses.length === 0
       ? Object.values(counts).reduce((a, b) => a + b, 0)
@@ -162,32 +221,21 @@ export function InstanceTable() {
       data-status={status}
       data-loads={loads}
     >
-      <div role="row" className="itable-row itable-head">
-        <span role="columnheader">ID</span>
-        <span role="columnheader">Workflow</span>
-        <span role="columnheader">Status</span>
-        <span role="columnheader">Started</span>
-        <span role="columnheader">Duration</span>
-        <span role="columnheader">Current node</span>
-        <span role="columnheader" title="Attempt n of m of the current node">
-          Attempt
-        </span>
-        <span role="columnheader">Next retry</span>
-        <span role="columnheader">Waiting for</span>
-        <span role="columnheader">Reason</span>
-      </div>
+      <Head />
       {status === 'ready' && items.length === 0 ? (
         <p className="empty" data-testid="instances-empty">
           No instances match. Start one above, or clear the filter.
         </p>
       ) : (
         <VirtualList
+          // a new sort starts at the top
+          key={`${sort.column}-${sort.direction}`}
           testId="instances-rows"
           rowCount={items.length}
           rowHeight={ROW_HEIGHT}
           initialScrollTop={scrollTop}
           onScroll={setScrollTop}
-          onNearEnd={nextBeforeId === null ? undefined : () => void loadMore()}
+          onNearEnd={nextBeforeId === null || !byEngine ? undefined : () => void loadMore()}
           renderRow={(i) => {
             const row = items[i];
             return row ? (
@@ -222,6 +270,11 @@ export function InstanceTable() {
             </button>
           ) : null}
         </span>
+        {!byEngine && nextBeforeId !== null ? (
+          <span className="sort-note" data-testid="instances-sort-note">
+            sorted among the {formatCount(items.length)} loaded rows; the engine orders by id only
+          </span>
+        ) : null}
         {lastLoadMs !== null ? <span className="muted">first page in {lastLoadMs} ms</span> : null}
       </div>
     </div>

@@ -1,5 +1,6 @@
 /**
- * The Instances view: start an instance, filter (with per-status counts), bulk actions over the
+ * The Instances view: start an instance (a panel under the title, or folded into the title row),
+ * filter (with per-status counts), bulk actions over the
  * filter, and the virtualized, live table; or, when one is open, that instance's detail.
  *
  * Test ids: `view-instances`, `actor-name`, and those of StartPanel, FilterBar, StatusChips,
@@ -18,6 +19,7 @@ import { StartPanel } from './StartPanel';
 /** See the module comment. */
 export function InstancesView() {
   const openId = useList((s) => s.openId);
+  const startOpen = useList((s) => s.startOpen ?? false);
   const load = useList((s) => s.load);
   const app = useStores();
   const monitor = useMonitor();
@@ -33,6 +35,7 @@ export function InstancesView() {
     <div className="view instances-view monitor-view" data-testid="view-instances">
       <div className="monitor-head">
         <h2>Instances</h2>
+        {startOpen ? null : <StartPanel />}
         <span className="spacer" />
         <ActorField />
         <button
@@ -44,7 +47,7 @@ export function InstancesView() {
           ↻ Refresh
         </button>
       </div>
-      <StartPanel />
+      {startOpen ? <StartPanel /> : null}
       <FilterBar />
       <div className="chips-row">
         <StatusChips />

@@ -10,7 +10,8 @@
  *
  * Test ids: `node-panel` (`data-node`), `node-panel-status`, `node-attempts-count`,
  * `node-next-retry`, `node-wait`, `node-error` (`data-kind`), `node-attempts`, `node-output`,
- * `node-input`.
+ * `node-input`, `attempt-timed-out-<attempt>` (the "timed out" badge of an attempt a time limit stopped:
+ * its recorded error's code is TIMEOUT).
  */
 import { useEffect, useState } from 'react';
 import type { HistoryEvent, InstanceDetail } from '../../../engine/api/contract';
@@ -25,6 +26,13 @@ interface Attempt {
   outcome: string;
   durationMs?: number;
   error?: unknown;
+  /** It was stopped by a time limit (the engine records a TIMEOUT error on the attempt). */
+  timedOut?: boolean;
+}
+
+/** Whether a recorded error is a time limit's (code TIMEOUT: a node's `timeoutMs`, a script's or a request's limit). */
+function isTimeout(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'TIMEOUT';
 }
 
 function attemptsOf(history: readonly HistoryEvent[], nodeId: string): Attempt[] {
@@ -49,6 +57,7 @@ function attemptsOf(history: readonly HistoryEvent[], nodeId: string): Attempt[]
         at: e.at,
         outcome: d.willRetry ? 'failed, retrying' : 'failed',
         error: d.error,
+        ...(isTimeout(d.error) ? { timedOut: true } : {}),
         ...(d.durationMs === undefined ? {} : { durationMs: d.durationMs }),
       });
     else if (e.type === 'node.skipped_by_hand')
@@ -178,7 +187,7 @@ export function NodePanel({
       </dl>
       {state?.error != null && errorLabel !== undefined ? (
         <div className="node-error error-text" data-testid="node-error" data-kind={state.status}>
-          <strong>{errorLabel}:</strong> {errorText(state.error)}
+          <strong>{errorLabel}{isTimeout(state.error) ? ' (timed out)' : ''}:</strong> {errorText(state.error)}
         </div>
       ) : null}
       <h4>Attempts</h4>
@@ -195,7 +204,13 @@ export function NodePanel({
                   : 'attempt-ok'
               }
             >
-              <span className="mono">#{a.attempt ?? '—'}</span> {a.outcome}
+              <span className="mono">#{a.attempt ?? '—'}</span>{' '}
+              {a.timedOut ? (
+                <span className="badge-timeout" data-testid={`attempt-timed-out-${a.attempt ?? i}`} title="Stopped by its time limit">
+                  timed out
+                </span>
+              ) : null}{' '}
+              {a.outcome}
               {a.durationMs !== undefined ? (
                 <span className="muted"> in {formatDuration(a.durationMs)}</span>
               ) : null}

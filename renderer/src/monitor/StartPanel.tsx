@@ -4,8 +4,12 @@
  * fields, a template to fill in); the engine checks the variables against it and a refusal names
  * the failing fields beside the editor (and as a toast).
  *
- * Test ids: `selected-workflow`, `start-version`, `start-business-key`, `start-vars`,
- * `start-template`, `start-schema-hint`, `start-instance`, `start-vars-error`, `start-result`.
+ * It folds to one line (`start-toggle`, with `aria-expanded`): folded by default once instances
+ * exist, so the table gets the room (the list store keeps the choice).
+ *
+ * Test ids: `start-panel` (`data-open`), `start-toggle`, `selected-workflow`, `start-version`,
+ * `start-business-key`, `start-vars`, `start-template`, `start-schema-hint`, `start-instance`,
+ * `start-vars-error`, `start-result`.
  */
 import { useEffect, useState } from 'react';
 import { useStores, useWorkflows } from '../hooks';
@@ -50,11 +54,13 @@ function template(info: SchemaInfo): string {
   return JSON.stringify(out, null, 2);
 }
 
-/** See the module comment. */
+/** See the module comment. Folded, it is one line for the view's title row. */
 export function StartPanel() {
   const { api } = useStores();
   const selected = useWorkflows((s) => s.selected);
   const start = useList((s) => s.start);
+  const open = useList((s) => s.startOpen ?? false);
+  const setOpen = useList((s) => s.setStartOpen);
   const [versions, setVersions] = useState<number[]>([]);
   const [version, setVersion] = useState<number | undefined>(undefined);
   const [schema, setSchema] = useState<SchemaInfo | undefined>(undefined);
@@ -115,11 +121,38 @@ export function StartPanel() {
   };
 
   const required = schema?.required ?? [];
+  const toggle = (
+    <button
+      type="button"
+      className="start-toggle"
+      data-testid="start-toggle"
+      aria-expanded={open}
+      title={open ? 'Fold the start panel' : 'Start an instance: version, business key, variables'}
+      onClick={() => setOpen(!open)}
+    >
+      <span aria-hidden="true">{open ? '▾' : '▸'}</span> Start
+    </button>
+  );
+  if (!open)
+    return (
+      <section className="monitor-start folded" aria-label="Start an instance" data-testid="start-panel" data-open="false">
+        {toggle}
+        <strong className="start-title" data-testid="selected-workflow">
+          {selected ?? 'no workflow selected'}
+        </strong>
+        {started !== undefined ? (
+          <span className="muted" data-testid="start-result">
+            started #{started}
+          </span>
+        ) : null}
+      </section>
+    );
   return (
-    <section className="start-panel monitor-start" aria-label="Start an instance">
+    <section className="start-panel monitor-start" aria-label="Start an instance" data-testid="start-panel" data-open="true">
       <div className="start-row">
+        {toggle}
         <label htmlFor="start-vars" className="start-title">
-          Start <strong data-testid="selected-workflow">{selected ?? 'no workflow selected'}</strong>
+          <strong data-testid="selected-workflow">{selected ?? 'no workflow selected'}</strong>
         </label>
         <label className="inline-field">
           version

@@ -244,3 +244,36 @@ export function buildGantt(
   for (const m of markers) to = Math.max(to, m.at);
   return { rows: order, bars, markers, from: createdAt, to };
 }
+
+/** Steps an axis of durations may tick by, ms: round values a person reads at a glance. */
+const TICK_STEPS = [
+  1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000,
+  900_000, 1_800_000, 3_600_000, 7_200_000, 10_800_000, 21_600_000, 43_200_000, 86_400_000, 172_800_000, 604_800_000,
+];
+
+/**
+ * Ticks for a duration axis `spanMs` long drawn `widthPx` wide: offsets from the start, ms, at a
+ * round step chosen so that no two labels (as `label` writes them, about `charPx` per
+ * character, at least `gapPx` apart) overlap. Always 0, then every step that fits inside the span;
+ * so a narrow chart gets fewer ticks, a wide one more.
+ */
+export function axisTicks(
+  spanMs: number,
+  widthPx: number,
+  label: (offsetMs: number) => string,
+  charPx = 7,
+  gapPx = 14,
+): number[] {
+  if (!(spanMs > 0) || !(widthPx > 0)) return [0];
+  const pxPerMs = widthPx / spanMs;
+  for (const step of TICK_STEPS) {
+    const n = Math.floor(spanMs / step);
+    // More ticks than could ever fit (a label takes more than a few px): a longer step.
+    if (n * (charPx * 3 + gapPx) > widthPx) continue;
+    // The widest label this step writes (not always the last: `+900 ms` is wider than `+1.2 s`).
+    let widest = 0;
+    for (let k = 0; k <= n; k++) widest = Math.max(widest, label(k * step).length);
+    if (step * pxPerMs >= widest * charPx + gapPx) return Array.from({ length: n + 1 }, (_, k) => k * step);
+  }
+  return [0];
+}

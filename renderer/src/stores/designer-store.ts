@@ -95,6 +95,11 @@ export interface DesignerState extends DesignerDoc {
   fitSeq: number;
   /** An app-menu command for the Designer view (new, import, export), handled there. */
   request: { kind: DesignerRequest; seq: number } | undefined;
+  /**
+   * The name a new draft gave itself (`untitled`, `untitled2`, …) while nobody has chosen one;
+   * undefined for anything opened, imported or saved. See {@link DesignerState.needsName}.
+   */
+  autoName: string | undefined;
 
   /** Loads the palette (once; again after a failure). */
   loadTypes(): Promise<void>;
@@ -113,6 +118,16 @@ export interface DesignerState extends DesignerDoc {
   exportFile(): { fileName: string; text: string };
   /** Saves a new version (refused while there are problems). True when saved. */
   save(): Promise<boolean>;
+  /**
+   * Whether a Save must first ask for a name: a draft never saved that still has the name it gave
+   * itself (the view then asks instead of saving "untitled").
+   */
+  needsName(): boolean;
+  /**
+   * Names the draft `name` and saves it. Returns why the name is refused (empty, too long,
+   * control characters, taken), else undefined once the save was tried (it reports as `save` does).
+   */
+  nameAndSave(name: string): Promise<string | undefined>;
   /** Saves the earlier version on the canvas as the new latest version. */
   restoreVersion(): Promise<boolean>;
   /** Renames the workflow (a draft: its name; a saved one: every version). Returns an error text. */
@@ -311,7 +326,7 @@ export function createDesignerStore(deps: DesignerDeps): DesignerStore {
           batchDepth = 0;
           batchStart = undefined;
           editing = false;
-          set({ ...doc, ...extra, serverProblems: [], problems: [], problemsByNode: EMPTY_MAP, problemsByEdge: EMPTY_MAP, fitSeq: get().fitSeq + 1 });
+          set({ ...doc, autoName: undefined, ...extra, serverProblems: [], problems: [], problemsByNode: EMPTY_MAP, problemsByEdge: EMPTY_MAP, fitSeq: get().fitSeq + 1 });
           baseline = saved ? docOf(doc) : { meta: { name: '' }, nodes: [], edges: [] };
           set({ dirty: !docEqual(docOf(get()), baseline) });
           h.resume();
@@ -439,6 +454,7 @@ export function createDesignerStore(deps: DesignerDeps): DesignerStore {
           focus: undefined,
           fitSeq: 0,
           request: undefined,
+          autoName: 'untitled',
 
           async loadTypes() {
             if (get().typesStatus === 'loading' || get().typesStatus === 'ready') return;
@@ -454,7 +470,8 @@ export function createDesignerStore(deps: DesignerDeps): DesignerStore {
 
           newWorkflow(name) {
             openSeq++;
-            load({ meta: { format: 1, name: name ?? untitled(workflowNames()) }, nodes: [], edges: [] }, { source: undefined, readOnly: false, versions: [], loading: false }, false);
+            const given = name ?? untitled(workflowNames());
+            load({ meta: { format: 1, name: given }, nodes: [], edges: [] }, { source: undefined, readOnly: false, versions: [], loading: false, autoName: name === undefined ? given : undefined }, false);
             // A new draft is a change from nothing only once something is drawn.
             baseline = docOf(get());
             set({ dirty: false });
@@ -554,6 +571,23 @@ export function createDesignerStore(deps: DesignerDeps): DesignerStore {
             await refreshVersions(v.name);
             await afterListChange(v.name);
             return true;
+          },
+
+          needsName() {
+            const s = get();
+            return !s.source && !s.readOnly && s.autoName !== undefined && s.meta.name === s.autoName;
+          },
+
+          async nameAndSave(newName) {
+            const name = newName.trim();
+            // The DSL's own rule for names (nameText): no control characters.
+            // eslint-disable-next-line no-control-regex
+            if (/[\u0000-\u001f\u007f-\u009f]/u.test(name)) return 'A workflow name cannot hold control characters (tabs, newlines, …)';
+            const why = await get().rename(name);
+            if (why !== undefined) return why;
+            set({ autoName: undefined });
+            await get().save();
+            return undefined;
           },
 
           async restoreVersion() {

@@ -22,6 +22,7 @@ import type {
   WaitingForValue,
 } from '../../../engine/api/contract';
 import type { ApiClient } from '../api/client';
+import { DEFAULT_SORT, sortedByEngine, type ListSort } from '../monitor/sort';
 import type { InstanceTab } from '../routes';
 import type { LoadStatus } from './workflows-store';
 
@@ -58,11 +59,19 @@ export interface StartRequest {
 /** State and actions of the list store. */
 export interface InstanceListState {
   filter: MonitorFilter;
-  /** Loaded rows, newest first. */
+  /**
+   * The table's sort. By id (or start time) the engine orders and pages (newest or oldest first);
+   * by any other column the table sorts the loaded rows (monitor/sort.ts).
+   */
+  sort: ListSort;
+  /** Loaded rows in the engine's order: newest first, or oldest first when sorted by id ascending. */
   items: InstanceListItem[];
   /** Per-status counts of instances matching the filter but its statuses. */
   counts: Record<string, number>;
-  /** Keyset cursor of the next page; null when every matching row is loaded. */
+  /**
+   * Keyset cursor of the next page (the last loaded id: `beforeId` newest first, `afterId` oldest
+   * first); null when every matching row is loaded.
+   */
   nextBeforeId: number | null;
   status: LoadStatus;
   loadingMore: boolean;
@@ -78,8 +87,18 @@ export interface InstanceListState {
   tab: InstanceTab;
   /** The table's scroll position, kept while a detail is open. */
   scrollTop: number;
+  /**
+   * Whether the start panel is expanded: undefined until the first load decides (expanded only
+   * when there is no instance at all, collapsed otherwise, to leave the room to the table); then
+   * what the user last chose, kept while the view comes and goes.
+   */
+  startOpen: boolean | undefined;
+  /** Expands or collapses the start panel. */
+  setStartOpen(open: boolean): void;
   /** Changes the filter (merged) and reloads. */
   setFilter(patch: Partial<MonitorFilter>): void;
+  /** Sorts the table; reloads when the engine's order changes (id ascending ↔ descending). */
+  setSort(sort: ListSort): void;
   /** Replaces the whole filter and reloads. */
   replaceFilter(filter: MonitorFilter): void;
   /** Loads the first page (and counts) under the filter. */
@@ -140,6 +159,11 @@ export function isFiltered(filter: MonitorFilter): boolean {
   return Object.keys(filterRequest(filter)).length > 0;
 }
 
+/** Whether `sort` pages the engine's rows oldest first. */
+function ascending(sort: ListSort): boolean {
+  return sortedByEngine(sort.column) && sort.direction === 'ascending';
+}
+
 /** A list store over `api`. */
 export function createInstanceListStore(
   api: Pick<ApiClient, 'invoke'>,
@@ -168,6 +192,7 @@ export function createInstanceListStore(
 
     return {
       filter: EMPTY_FILTER,
+      sort: DEFAULT_SORT,
       items: [],
       counts: {},
       nextBeforeId: null,
@@ -179,10 +204,19 @@ export function createInstanceListStore(
       openId: undefined,
       tab: 'timeline',
       scrollTop: 0,
+      startOpen: undefined,
+
+      setStartOpen: (open) => set({ startOpen: open }),
 
       setFilter(patch) {
         set((s) => ({ filter: { ...s.filter, ...patch }, scrollTop: 0 }));
         void get().load();
+      },
+
+      setSort(sort) {
+        const wasAscending = ascending(get().sort);
+        set({ sort, scrollTop: 0 });
+        if (ascending(sort) !== wasAscending) void get().load();
       },
 
       replaceFilter(filter) {
@@ -199,6 +233,7 @@ export function createInstanceListStore(
         const t0 = clock();
         const r = await api.invoke('instance:list', {
           ...filterRequest(get().filter),
+          ...(ascending(get().sort) ? { afterId: 0 } : {}),
           limit: pageSize,
           withCounts: true,
         });
@@ -215,6 +250,7 @@ export function createInstanceListStore(
           lastLoadMs: Math.round(clock() - t0),
           loadingMore: false,
           loads: s.loads + 1,
+          startOpen: s.startOpen ?? (r.value.items.length === 0 && !isFiltered(s.filter)),
         }));
       },
 
@@ -225,7 +261,7 @@ export function createInstanceListStore(
         set({ loadingMore: true });
         const r = await api.invoke('instance:list', {
           ...filterRequest(get().filter),
-          beforeId: nextBeforeId,
+          ...(ascending(get().sort) ? { afterId: nextBeforeId } : { beforeId: nextBeforeId }),
           limit: pageSize,
           withCounts: false,
         });
@@ -324,6 +360,7 @@ export function createInstanceListStore(
             return;
           }
           const seq = loadSeq;
+          const oldestFirst = ascending(s.sort);
           const newest = s.items.reduce((m, i) => Math.max(m, i.id), 0);
           const headLimit = pageSize;
           const [head, rows] = await Promise.all([
@@ -338,7 +375,7 @@ export function createInstanceListStore(
               : Promise.resolve(undefined),
           ]);
           if (seq !== loadSeq) return;
-          if (head.ok && head.value.items.length >= headLimit) {
+          if (head.ok && head.value.items.length >= headLimit && !(oldestFirst && s.nextBeforeId !== null)) {
             // More arrived than a page: start again from the top.
             await get().load();
             return;
@@ -347,9 +384,15 @@ export function createInstanceListStore(
           if (rows?.ok) for (const row of rows.value.items) fresh.set(row.id, row);
           set((cur) => {
             const known = new Set(cur.items.map((i) => i.id));
-            // Newer rows arrive oldest first; the list is newest first.
-            const added = head.ok ? head.value.items.filter((i) => !known.has(i.id)).reverse() : [];
-            const items = [...added, ...cur.items.map((i) => fresh.get(i.id) ?? i)];
+            // Newer rows arrive oldest first. Newest first, they go on top; oldest first, at the
+            // end, once the end is loaded (before that, paging brings them in their place).
+            const newer = head.ok ? head.value.items.filter((i) => !known.has(i.id)) : [];
+            const kept = cur.items.map((i) => fresh.get(i.id) ?? i);
+            const items = !oldestFirst
+              ? [...newer.reverse(), ...kept]
+              : cur.nextBeforeId === null
+                ? [...kept, ...newer]
+                : kept;
             return {
               items,
               counts: head.ok ? (head.value.counts ?? cur.counts) : cur.counts,

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteEngine } from '../../../engine/runtime/engine';
 import { createDefaultRegistry } from '../../../engine/nodes/registry';
 import { register as registerPipelineNodes } from '../../../examples/pipeline-nodes';
+import { openStartPanel } from '../../helpers/monitor-app';
 import { chromiumPath } from '../../../scripts/chromium';
 import { startServer, type RunningServer } from '../../../server/index';
 
@@ -41,6 +42,7 @@ async function startFromUi(workflow: string, variables = '{}'): Promise<number> 
   const before = new Set(await page.locator('[data-testid^="instance-row-"]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-testid'))));
   await page.getByTestId(`workflow-item-${workflow}`).click();
   await expect.poll(() => page.getByTestId('selected-workflow').textContent()).toBe(workflow);
+  await openStartPanel(page);
   await page.getByTestId('start-vars').fill(variables);
   await page.getByTestId('start-instance').click();
   let id = -1;
@@ -148,6 +150,7 @@ describe('the app in Chromium through the browser host', () => {
 
   it('shows a refused start with its code and message beside the editor, once (not as a toast too)', async () => {
     await page.getByTestId('workflow-item-ota-upgrade').click();
+    await openStartPanel(page);
     await page.getByTestId('start-vars').fill('{}');
     await page.getByTestId('start-instance').click();
     await expect.poll(() => page.getByTestId('start-vars-error').textContent()).toMatch(/INVALID_VARIABLES.*deviceId/);

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Output } from '../../../engine/api/contract';
 import {
   notReloaded,
+  openStartPanel,
   startFromUi,
   startMonitorApp,
   waitText,
@@ -131,6 +132,7 @@ describe('Approvals inbox', () => {
     const { page } = app;
     await page.getByTestId('workflow-item-ota-upgrade').click();
     await waitText(page.getByTestId('selected-workflow'), 'ota-upgrade');
+    await openStartPanel(page);
     // the schema's required fields are shown, and a template fills them in
     await waitUntil(
       () => page.getByTestId('start-schema-hint').textContent(),

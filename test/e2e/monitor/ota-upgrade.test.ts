@@ -8,6 +8,7 @@ import { startDeviceServer, type DeviceFleetServer } from '../../../examples/dev
 import {
   attrOfAll,
   notReloaded,
+  openStartPanel,
   rowIdsOnScreen,
   startMonitorApp,
   textOfAll,
@@ -39,6 +40,7 @@ describe('Done when: the OTA fleet from the UI', () => {
     await page.getByTestId('actor-name').press('Enter');
     await page.getByTestId('workflow-item-ota-upgrade').click();
     await waitText(page.getByTestId('selected-workflow'), 'ota-upgrade');
+    await openStartPanel(page);
 
     // when the user launches one instance per device from the start panel, keyed by device
     const started = new Map<string, number>();

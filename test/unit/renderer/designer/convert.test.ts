@@ -180,9 +180,9 @@ describe('input variables as a list', () => {
   it('reads the simple shape, and writes it back keeping every other keyword', () => {
     const fields = readFields(ota)!;
     expect(fields).toEqual([
-      { name: 'deviceId', type: 'string', required: true },
-      { name: 'baseUrl', type: 'string', required: true },
-      { name: 'targetVersion', type: 'string', required: true },
+      { name: 'deviceId', type: 'string', required: true, minLength: 1 },
+      { name: 'baseUrl', type: 'string', required: true, pattern: '^https?://' },
+      { name: 'targetVersion', type: 'string', required: true, minLength: 1 },
     ]);
     expect(writeFields(ota, fields)).toEqual(ota);
     // rename baseUrl (its pattern follows), make it optional, add a number

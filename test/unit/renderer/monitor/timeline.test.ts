@@ -1,8 +1,9 @@
 // renderer/src/monitor/timeline.ts: the Gantt's bars from an instance's history (attempts,
-// backoffs, waits, markers, what runs now).
+// backoffs, waits, markers, what runs now), and the axis ticks that fit its width.
 import { describe, expect, it } from 'vitest';
 import type { HistoryEvent, NodeState } from '../../../../engine/api/contract';
-import { buildGantt } from '../../../../renderer/src/monitor/timeline';
+import { formatDuration } from '../../../../renderer/src/monitor/format';
+import { axisTicks, buildGantt } from '../../../../renderer/src/monitor/timeline';
 
 const h = (
   id: number,
@@ -105,5 +106,26 @@ describe('Gantt bars from history', () => {
       ['pay', 'event “payment” (key A-1) received'],
       ['each', 'a child failed'],
     ]);
+  });
+});
+
+describe('axisTicks', () => {
+  const label = (ms: number): string => `+${formatDuration(ms)}`;
+  it('ticks at round steps, fewer on a narrower axis, each a label and a gap apart', () => {
+    const wide = axisTicks(1700, 1000, label);
+    const narrow = axisTicks(1700, 250, label);
+    expect(wide.slice(0, 3)).toEqual([0, 200, 400]);
+    expect(narrow.length).toBeLessThan(wide.length);
+    expect(narrow[0]).toBe(0);
+    for (const ticks of [wide, narrow]) {
+      const step = (ticks[1] ?? 0) - (ticks[0] ?? 0);
+      const widest = Math.max(...ticks.map((t) => label(t).length));
+      expect((step / 1700) * (ticks === wide ? 1000 : 250)).toBeGreaterThanOrEqual(widest * 7 + 14);
+      expect(ticks[ticks.length - 1]).toBeLessThanOrEqual(1700);
+    }
+  });
+  it('has only the start for an empty span or no width', () => {
+    expect(axisTicks(0, 500, label)).toEqual([0]);
+    expect(axisTicks(1000, 0, label)).toEqual([0]);
   });
 });

@@ -114,6 +114,68 @@ describe('instance list store', () => {
     expect(s.getState().lastLoadMs).not.toBeNull();
   });
 
+  it('sorted by id ascending, pages oldest first with afterId and adds new rows at the end only once the end is loaded', async () => {
+    // given a server of rows 1..5, two per page, oldest first with afterId
+    let rows = [1, 2, 3, 4, 5];
+    const f = fakeApi({
+      'instance:list': (input) => {
+        if (input.ids) return ok({ items: [], nextBeforeId: null });
+        const limit = input.limit as number;
+        const after = input.afterId as number | undefined;
+        const page = after === undefined ? [...rows].reverse().slice(0, limit) : rows.filter((id) => id > after).slice(0, limit);
+        return ok({
+          items: page.map((id) => item(id, 'RUNNING')),
+          nextBeforeId: page.length === limit ? (page[page.length - 1] ?? null) : null,
+          counts: { RUNNING: rows.length },
+        });
+      },
+    });
+    const s = createInstanceListStore(f.api, { pageSize: 2, liveIntervalMs: 10 });
+    await s.getState().load();
+    expect(s.getState().items.map((i) => i.id)).toEqual([5, 4]);
+    // when the sort turns to id ascending
+    s.getState().setSort({ column: 'id', direction: 'ascending' });
+    await vi.waitFor(() => expect(s.getState().items.map((i) => i.id)).toEqual([1, 2]));
+    expect(f.called('instance:list').at(-1)).toMatchObject({ afterId: 0, limit: 2 });
+    // a new row while the end is not loaded stays out (paging brings it in its place)
+    rows = [1, 2, 3, 4, 5, 6];
+    s.getState().applyBatch(batch(1, [{ type: 'instance.created', instanceId: 6, workflow: 'w', at: 1 } as never]));
+    await s.getState().flushLive();
+    expect(s.getState().items.map((i) => i.id)).toEqual([1, 2]);
+    // then pages follow on, oldest first, to the end
+    await s.getState().loadMore();
+    await s.getState().loadMore();
+    await s.getState().loadMore();
+    expect(f.called('instance:list').filter((i) => i.withCounts === false).map((i) => i.afterId)).toEqual([2, 4, 6]);
+    expect(s.getState().items.map((i) => i.id)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(s.getState().nextBeforeId).toBeNull();
+    // and with the end loaded a new row lands at the end
+    rows = [1, 2, 3, 4, 5, 6, 7];
+    s.getState().applyBatch(batch(2, [{ type: 'instance.created', instanceId: 7, workflow: 'w', at: 1 } as never]));
+    await s.getState().flushLive();
+    expect(s.getState().items.map((i) => i.id)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    // back to newest first reloads; a sort by another column then does not (the table sorts the
+    // loaded rows)
+    s.getState().setSort({ column: 'id', direction: 'descending' });
+    await vi.waitFor(() => expect(s.getState().items.map((i) => i.id)).toEqual([7, 6]));
+    const calls = f.called('instance:list').length;
+    s.getState().setSort({ column: 'status', direction: 'ascending' });
+    expect(f.called('instance:list').length).toBe(calls);
+  });
+
+  it('folds the start panel by default once instances exist, unfolds it on an empty file, and keeps the choice', async () => {
+    const empty = createInstanceListStore(fakeApi({ 'instance:list': () => ok({ items: [], nextBeforeId: null, counts: {} }) }).api);
+    await empty.getState().load();
+    expect(empty.getState().startOpen).toBe(true);
+    const some = createInstanceListStore(fakeApi({ 'instance:list': () => ok({ items: [item(1, 'RUNNING')], nextBeforeId: null, counts: { RUNNING: 1 } }) }).api);
+    expect(some.getState().startOpen).toBeUndefined();
+    await some.getState().load();
+    expect(some.getState().startOpen).toBe(false);
+    some.getState().setStartOpen(true);
+    await some.getState().load();
+    expect(some.getState().startOpen).toBe(true);
+  });
+
   it('coalesces a burst of events into one flush: changed rows by id, new rows after the newest, one state change', async () => {
     // given a loaded list of rows 5..1
     const f = fakeApi({
