@@ -312,6 +312,14 @@ export const contract = {
       .refine((v) => (v.id === undefined) !== (v.businessKey === undefined), { message: 'give either id or businessKey', path: ['id'] }),
     output: z.object({ eventId: z.number(), consumedBy: z.string().nullable(), instance: InstanceStateSchema }),
   },
+  /**
+   * Pauses a live instance: it starts no node until unpaused; running handlers finish and are
+   * recorded; timers, retries, wait timeouts and its deadline keep the time they had left.
+   * NOT_FOUND; INVALID_STATE when it has ended or is paused already.
+   */
+  'instance:pause': { input: z.strictObject({ id: rowId, actor }), output: InstanceStateSchema },
+  /** Unpauses an instance. NOT_FOUND; INVALID_STATE when it is not paused. */
+  'instance:unpause': { input: z.strictObject({ id: rowId, actor }), output: InstanceStateSchema },
   /** Dashboard numbers. */
   'metrics:get': { input: nothing, output: MetricsSchema },
   /** How the database itself is doing (cheap: the status bar polls it): the WAL's size and bound. */
@@ -339,7 +347,7 @@ export const contract = {
    */
   'instance:bulk': {
     input: z.strictObject({
-      action: z.enum(['cancel', 'retry']),
+      action: z.enum(['cancel', 'retry', 'pause', 'unpause']),
       filter: InstanceFilterSchema.default({}),
       dryRun: z.boolean().default(true),
       upToId: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),

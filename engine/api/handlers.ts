@@ -106,6 +106,7 @@ export function createHandlers(engine: Engine): Handlers {
         node: input.node,
         parentId: input.parentId,
         businessKey: input.businessKey,
+        paused: input.paused,
       };
       const items = await engine.listInstances({
         ...filter,
@@ -152,6 +153,16 @@ export function createHandlers(engine: Engine): Handlers {
       return stateOf(id);
     },
 
+    'instance:pause': async ({ id, actor }) => {
+      await engine.pause(id, { actor });
+      return stateOf(id);
+    },
+
+    'instance:unpause': async ({ id, actor }) => {
+      await engine.unpause(id, { actor });
+      return stateOf(id);
+    },
+
     'instance:signal': async ({ id, businessKey, event, key, data, actor }) => {
       const r = await engine.signal({ ...(id === undefined ? {} : { id }), ...(businessKey === undefined ? {} : { businessKey }) }, { event, key, data, actor });
       return { eventId: r.eventId, consumedBy: r.consumedBy, instance: await stateOf(r.instanceId) };
@@ -165,8 +176,11 @@ export function createHandlers(engine: Engine): Handlers {
 
     'instance:bulk': async ({ action, filter, dryRun, upToId, compensate, actor }) => {
       // Cancel applies to live instances (not one already COMPENSATING: its chain must finish);
-      // retry to FAILED ones. The filter's own statuses narrow that further.
-      const eligible = action === 'cancel' ? ['PENDING', 'RUNNING', 'WAITING', 'SUSPENDED'] : ['FAILED'];
+      // retry to FAILED ones; pause to live ones not paused, unpause to paused ones. The filter's
+      // own statuses narrow that further.
+      // Pause and unpause apply to every live instance (the filter's paused flag is set for them).
+      const eligible =
+        action === 'retry' ? ['FAILED'] : action === 'cancel' ? ['PENDING', 'RUNNING', 'WAITING', 'SUSPENDED'] : ['PENDING', 'RUNNING', 'WAITING', 'SUSPENDED', 'COMPENSATING'];
       const match = await engine.matchInstances(
         {
           status: filter.status,
@@ -177,6 +191,9 @@ export function createHandlers(engine: Engine): Handlers {
           text: filter.text,
           waitingFor: filter.waitingFor,
           node: filter.node,
+          parentId: filter.parentId,
+          businessKey: filter.businessKey,
+          ...(action === 'pause' ? { paused: false } : action === 'unpause' ? { paused: true } : filter.paused === undefined ? {} : { paused: filter.paused }),
           upToId,
         },
         eligible,
@@ -203,6 +220,8 @@ export function createHandlers(engine: Engine): Handlers {
       for (const id of match.ids) {
         try {
           if (action === 'cancel') await engine.cancel(id, { compensate, actor });
+          else if (action === 'pause') await engine.pause(id, { actor });
+          else if (action === 'unpause') await engine.unpause(id, { actor });
           else await engine.retry(id, { actor });
           result.affected++;
         } catch (e) {

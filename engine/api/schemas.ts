@@ -101,6 +101,8 @@ export const InstanceSummarySchema = z.object({
   parentId: z.number().nullable().optional(),
   /** That node's id. */
   parentNodeId: z.string().nullable().optional(),
+  /** Since when it is paused (epoch ms), or null: a paused instance starts no node until unpaused. */
+  pausedAt: z.number().nullable().optional(),
 });
 /** See {@link InstanceSummarySchema}. */
 export type InstanceSummary = z.output<typeof InstanceSummarySchema>;
@@ -294,13 +296,15 @@ export const InstanceFilterSchema = z.strictObject({
   parentId: rowId.optional(),
   /** Only instances with exactly this business key. */
   businessKey: z.string().min(1).max(LIMITS.text).optional(),
+  /** Only paused instances (true), or only those not paused (false). */
+  paused: z.boolean().optional(),
 });
 /** An instance filter as a caller sends it. */
 export type InstanceFilterInput = z.input<typeof InstanceFilterSchema>;
 
 /** What `instance:bulk` did (or, with `dryRun`, would do). */
 export const BulkResultSchema = z.object({
-  action: z.enum(['cancel', 'retry']),
+  action: z.enum(['cancel', 'retry', 'pause', 'unpause']),
   dryRun: z.boolean(),
   /** Instances matching the filter that the action applies to (live ones for cancel, FAILED for retry). */
   matched: z.number(),

@@ -277,6 +277,16 @@ export class Engine {
     return actions.signal(this.ctx, target, options);
   }
 
+  /** Pauses a live instance: it starts no node until unpaused (see manual-actions.ts). */
+  pause(instanceId: number, options: { actor?: string } = {}): Promise<void> {
+    return actions.pause(this.ctx, instanceId, options);
+  }
+
+  /** Unpauses an instance (see manual-actions.ts). */
+  unpause(instanceId: number, options: { actor?: string } = {}): Promise<void> {
+    return actions.unpause(this.ctx, instanceId, options);
+  }
+
   /** Retries a FAILED instance (see manual-actions.ts). */
   retry(instanceId: number, options: { actor?: string; expectedVersion?: number } = {}): Promise<void> {
     return actions.retry(this.ctx, instanceId, options);

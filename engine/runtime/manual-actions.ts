@@ -15,6 +15,7 @@ import { loadWorkflow, transact } from './context';
 import { jsonBytes, settleResult, type SettledResult } from './outcome';
 import { cancel as cancelTransition, decideApproval, diffVariables, resumeInstance, retryInstance } from './state-machine/manual';
 import { sendEvent, type SendResult } from './state-machine/signal';
+import { pauseInstance, unpauseInstance } from './state-machine/pause';
 
 /** An approval decision. */
 export interface ApproveOptions {
@@ -223,4 +224,24 @@ export async function signal(ctx: RuntimeContext, target: { id?: number; busines
   const r = await transact(ctx, (tx) => sendEvent(tx, { instanceId: id, name: o.event, key: o.key ?? null, data, ...(o.actor === undefined ? {} : { actor: o.actor }) }));
   ctx.worker.wake();
   return { ...r, instanceId: id };
+}
+
+/**
+ * Pauses a live instance (state-machine/pause.ts): it starts no node until unpaused; running
+ * handlers finish; timers, retries, timeouts and its deadline keep the time they had left.
+ *
+ * @throws EngineError NOT_FOUND; INVALID_STATE (ended, or paused already).
+ */
+export async function pause(ctx: RuntimeContext, instanceId: number, options: { actor?: string } = {}): Promise<void> {
+  await transact(ctx, (tx) => pauseInstance(tx, instanceId, options.actor));
+}
+
+/**
+ * Unpauses an instance: what its pause parked is due again after the time it had left.
+ *
+ * @throws EngineError NOT_FOUND; INVALID_STATE (not paused).
+ */
+export async function unpause(ctx: RuntimeContext, instanceId: number, options: { actor?: string } = {}): Promise<void> {
+  await transact(ctx, (tx) => unpauseInstance(tx, instanceId, options.actor));
+  ctx.worker.wake();
 }

@@ -94,6 +94,8 @@ export interface InstanceFilter {
   parentId?: number;
   /** Only instances with exactly this business key. */
   businessKey?: string;
+  /** Only paused instances (true), or only those not paused (false). */
+  paused?: boolean;
   /** Only instances whose current nodes include this node id. */
   node?: string;
   /** Only these instance ids (a live view refreshing the rows it shows). */

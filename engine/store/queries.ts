@@ -14,6 +14,9 @@ import type { InstanceStatus, NodeStatus, ScheduleKind } from '../vocabulary';
 
 // ---------------------------------------------------------------- rows
 
+/** Where a paused instance's rows wait (`next_run_at`): beyond any clock, so no claim sees them. */
+export const PARKED_AT = Number.MAX_SAFE_INTEGER;
+
 /** A `schedule` row: one unit of the single work queue (a lease is `nextRunAt` moved to its expiry). */
 export interface ScheduleRow {
   id: number;
@@ -38,6 +41,8 @@ export interface InstanceHead {
   deadlineAt: number | null;
   /** The instance whose `subworkflow` or `map` node started this one, or null. */
   parentId: number | null;
+  /** When it was paused (it starts no node until unpaused), or null. */
+  pausedAt: number | null;
 }
 
 /** An instance as the runtime needs it. */
@@ -157,6 +162,16 @@ export interface ScheduleQueries {
   /** Puts a claimed row back, due at `at`, with the owner it had before the claim. */
   defer(p: { id: number; owner: string | null; at: number }): void;
   /**
+   * Parks a claimed row of a paused instance: out of every claim's reach ({@link PARKED_AT}), with
+   * the owner it had before the claim and the time it had left (`remainingMs`), due again that
+   * much after the unpause.
+   */
+  park(p: { id: number; owner: string | null; remainingMs: number }): void;
+  /** Parks every row of a paused instance that no live lease holds (see {@link ScheduleQueries.park}), each with the time it has left at `now`. */
+  parkForInstance(p: { instanceId: number; now: number }): void;
+  /** An unpaused instance's parked rows are due again: `now` plus the time each had left. */
+  unparkForInstance(p: { instanceId: number; now: number }): void;
+  /**
    * Turns a consumed claim's row into the lease of a node of the same instance started at once
    * (updated in place: no DELETE and INSERT); its version goes up by one.
    */
@@ -225,8 +240,8 @@ export interface NodeQueries {
   /** READY again with a new attempt limit (a retry by hand); the error is cleared. */
   ready(p: { instanceId: number; nodeId: string; attemptLimit: number }): void;
   setStatus(p: { instanceId: number; nodeId: string; status: NodeStatus }): void;
-  /** Takes back an attempt started at once that never ran: CANCELLED, attempt − 1. */
-  unstart(p: { instanceId: number; nodeId: string }): void;
+  /** Takes back an attempt started at once that never ran: `status` (CANCELLED: its instance is failing; READY: it is paused), attempt − 1. */
+  unstart(p: { instanceId: number; nodeId: string; status: 'CANCELLED' | 'READY' }): void;
   /**
    * A compensation is over for this node (it succeeded, or a person skipped it): COMPENSATED, its
    * wait and the failed attempts' error cleared (history keeps them).
@@ -254,8 +269,8 @@ export interface InstanceQueries {
   }): number;
   get(id: number): InstanceRow | undefined;
   head(id: number): InstanceHead | undefined;
-  /** The status and the variables only (what a step started at once runs with). */
-  variables(id: number): { status: InstanceStatus; variables: Record<string, unknown> } | undefined;
+  /** The status, whether paused, and the variables only (what a step started at once runs with). */
+  variables(id: number): { status: InstanceStatus; pausedAt: number | null; variables: Record<string, unknown> } | undefined;
   /** Status (and the first start time), version + 1. */
   touch(p: { id: number; status: InstanceStatus; now: number }): void;
   /** Replaces the variables (the start variables are kept apart from then on). */
@@ -265,6 +280,10 @@ export interface InstanceQueries {
   setStatus(p: { id: number; status: InstanceStatus; now: number }): void;
   /** Ends it: `status`, `error` when given, ended at `now`, no suspension. */
   end(p: { id: number; status: 'COMPLETED' | 'FAILED' | 'CANCELLED'; error?: SerializedError; now: number }): void;
+  /** Paused at `now` (version + 1). */
+  pause(p: { id: number; now: number }): void;
+  /** No longer paused; its deadline moves on by the time it was paused (the deadline clock stops while paused). Nothing when not paused. */
+  unpause(p: { id: number; now: number }): void;
   /** SUSPENDED; one already SUSPENDED keeps the suspension it shows. */
   suspend(p: { id: number; suspension: Suspension; now: number }): void;
   /** COMPENSATING, ending as `endStatus`, with `error` when given; no suspension. */

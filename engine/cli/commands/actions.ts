@@ -11,7 +11,7 @@ import { CARRIES_ON, reportAfterAction } from '../report';
 
 const WAIT_HELP = 'work the instance until it ends or needs a person; exit code by its status';
 
-/** Adds `resume`, `approve`, `signal`, `cancel` and `retry` to `program`. */
+/** Adds `resume`, `approve`, `signal`, `pause`, `unpause`, `cancel` and `retry` to `program`. */
 export function addActionCommands(program: Command, run: CliRun): void {
   const { io } = run;
 
@@ -116,6 +116,25 @@ export function addActionCommands(program: Command, run: CliRun): void {
       });
     },
   );
+
+  for (const [command, channel, what] of [
+    ['pause', 'instance:pause', 'pause a live instance: it starts no node until unpaused; running steps finish; timers, retries, timeouts and its deadline keep the time they had left'],
+    ['unpause', 'instance:unpause', 'unpause an instance: what its pause held is due again after the time it had left'],
+  ] as const) {
+    common(
+      program
+        .command(command)
+        .argument('<id>', 'instance id', instanceIdArg)
+        .description(what)
+        .option('--actor <name>', 'who acts (recorded in history)', defaultActor()),
+    ).action(async (id: number, o: CommonOptions & { actor: string }) => {
+      await withHost(o, io, 'write', async ({ call }) => {
+        const r = await call(channel, { id, actor: o.actor });
+        if (o.json) io.stdout(`${JSON.stringify({ ...r, paused: command === 'pause' })}\n`);
+        else io.stdout(`instance ${id}: ${command === 'pause' ? 'paused' : 'unpaused'} (${r.status})\n`);
+      });
+    });
+  }
 
   common(
     program

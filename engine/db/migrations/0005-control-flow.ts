@@ -1,7 +1,10 @@
 /**
- * Migration 5: control flow — child instances (`subworkflow` and `map` nodes) and events sent to
- * instances (`event` nodes), and the `wake` kind of schedule rows.
+ * Migration 5: control flow — child instances (`subworkflow` and `map` nodes), events sent to
+ * instances (`event` nodes), the `wake` kind of schedule rows, and pausing an instance.
  *
+ * - `instance.paused_at` / `schedule.paused_ms`: a paused instance (since when), and the time a
+ *   row of it had left when the pause parked it (its `next_run_at` is then out of reach, so no
+ *   claim sees it; unpausing makes it due again that much later).
  * - `instance.parent_id` / `parent_node_id`: the instance and node that started a child (NULL
  *   for an instance started by a person or a program); the partial index serves "children of".
  * - `child`: one row per child a node attempt runs, in item order (a `subworkflow` node has one,
@@ -22,6 +25,7 @@
 export const sql = /* sql */ `
 ALTER TABLE instance ADD COLUMN parent_id INTEGER REFERENCES instance(id);
 ALTER TABLE instance ADD COLUMN parent_node_id TEXT;
+ALTER TABLE instance ADD COLUMN paused_at INTEGER;
 CREATE INDEX instance_parent ON instance (parent_id, id) WHERE parent_id IS NOT NULL;
 
 CREATE TABLE child (
@@ -60,7 +64,8 @@ CREATE TABLE schedule_new (
   lease_owner TEXT,
   lease_expires_at INTEGER,
   version INTEGER NOT NULL DEFAULT 1,
-  created_at INTEGER NOT NULL
+  created_at INTEGER NOT NULL,
+  paused_ms INTEGER
 ) STRICT;
 INSERT INTO schedule_new (id, instance_id, node_id, kind, next_run_at, retry_count, lease_owner, lease_expires_at, version, created_at)
   SELECT id, instance_id, node_id, kind, next_run_at, retry_count, lease_owner, lease_expires_at, version, created_at FROM schedule;

@@ -35,6 +35,7 @@ interface ListRow extends StuckSource {
   version: number;
   parent_id: number | null;
   parent_node_id: string | null;
+  paused_at: number | null;
 }
 
 interface DetailRow extends ListRow {
@@ -83,7 +84,7 @@ interface ApprovalSqlRow {
 }
 
 const LIST_COLS = `i.id, w.name AS workflow, w.version AS workflow_version, i.status, i.business_key,
-  i.created_at, i.started_at, i.ended_at, i.updated_at, i.version, i.error_json, i.suspension_json, i.parent_id, i.parent_node_id`;
+  i.created_at, i.started_at, i.ended_at, i.updated_at, i.version, i.error_json, i.suspension_json, i.parent_id, i.parent_node_id, i.paused_at`;
 
 const parse = (s: string | null): unknown => (s === null ? undefined : JSON.parse(s));
 
@@ -103,6 +104,7 @@ function listItem(r: ListRow): InstanceListItem {
     suspension: parse(r.suspension_json),
     parentId: r.parent_id,
     parentNodeId: r.parent_node_id,
+    pausedAt: r.paused_at,
     ...describeStuck(r),
   };
 }
@@ -177,6 +179,7 @@ export function createPostgresReadModel(db: PgQueryable): ReadModel {
       deadlineAt: row.deadline_at,
       parentId: row.parent_id,
       parentNodeId: row.parent_node_id,
+      pausedAt: row.paused_at,
       children: toChildGroups(children),
       nodes: nodes.map((n) => {
         const wait = parse(n.wait_json) as { kind?: string } | undefined;
@@ -305,7 +308,7 @@ export function createPostgresReadModel(db: PgQueryable): ReadModel {
         await rowsOf<{ id: number }>(
           db,
           `SELECT DISTINCT i.workflow_id AS id FROM schedule s JOIN instance i ON i.id = s.instance_id
-            WHERE s.kind IN ('run', 'timer', 'compensate') OR s.next_run_at <= $1 ORDER BY 1`,
+            WHERE s.paused_ms IS NULL AND (s.kind IN ('run', 'timer', 'compensate') OR s.next_run_at <= $1) ORDER BY 1`,
           [now],
         )
       ).map((r) => r.id),

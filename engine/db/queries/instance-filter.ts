@@ -76,6 +76,7 @@ export function buildInstanceWhere(filter: InstanceFilter, parts: { status?: boo
     terms.push('i.business_key = ?');
     params.push(filter.businessKey);
   }
+  if (filter.paused !== undefined) terms.push(filter.paused ? 'i.paused_at IS NOT NULL' : 'i.paused_at IS NULL');
   if (filter.node !== undefined) {
     terms.push(
       `EXISTS (SELECT 1 FROM node_state n WHERE n.instance_id = i.id AND n.node_id = ?

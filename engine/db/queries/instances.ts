@@ -29,6 +29,7 @@ export interface RawInstance {
   deadlineAt: number | null;
   errorJson: string | null;
   parentId: number | null;
+  pausedAt: number | null;
 }
 
 /** A selected instance row as the state machine reads it, its JSON parsed (engine/db/queries/stored-json.ts). */
@@ -46,6 +47,7 @@ export function toInstanceRow(r: RawInstance): InstanceRow {
     deadlineAt: r.deadlineAt,
     error: r.errorJson === null ? null : parseStored<SerializedError>(r.errorJson, id, 'error_json'),
     parentId: r.parentId,
+    pausedAt: r.pausedAt,
   };
 }
 
@@ -58,11 +60,18 @@ export function createInstanceQueries(db: Database.Database): InstanceQueries {
   const get = db.prepare<[number], RawInstance>(
     `SELECT id, workflow_id AS workflowId, status, variables_json AS variablesJson, version, suspension_json AS suspensionJson,
             end_status AS endStatus, started_at AS startedAt, deadline_at AS deadlineAt, error_json AS errorJson,
-            parent_id AS parentId
+            parent_id AS parentId, paused_at AS pausedAt
        FROM instance WHERE id = ?`,
   );
-  const head = db.prepare<[number], InstanceHead>(`SELECT id, status, deadline_at AS deadlineAt, parent_id AS parentId FROM instance WHERE id = ?`);
-  const variables = db.prepare<[number], { v: string; status: InstanceStatus }>(`SELECT status, variables_json AS v FROM instance WHERE id = ?`);
+  const head = db.prepare<[number], InstanceHead>(`SELECT id, status, deadline_at AS deadlineAt, parent_id AS parentId, paused_at AS pausedAt FROM instance WHERE id = ?`);
+  const variables = db.prepare<[number], { v: string; status: InstanceStatus; pausedAt: number | null }>(
+    `SELECT status, paused_at AS pausedAt, variables_json AS v FROM instance WHERE id = ?`,
+  );
+  const pause = db.prepare<[number, number, number]>(`UPDATE instance SET paused_at = ?, updated_at = ?, version = version + 1 WHERE id = ?`);
+  const unpause = db.prepare<[{ now: number; id: number }]>(
+    `UPDATE instance SET deadline_at = deadline_at + (@now - paused_at), paused_at = NULL, updated_at = @now, version = version + 1
+      WHERE id = @id AND paused_at IS NOT NULL`,
+  );
   const touch = db.prepare<[string, number, number, number]>(
     `UPDATE instance SET status = ?, started_at = coalesce(started_at, ?), updated_at = ?, version = version + 1 WHERE id = ?`,
   );
@@ -73,7 +82,7 @@ export function createInstanceQueries(db: Database.Database): InstanceQueries {
   const setStatus = db.prepare<[string, number, number]>(`UPDATE instance SET status = ?, updated_at = ?, version = version + 1 WHERE id = ?`);
   const end = db.prepare<[string, string | null, number, number, number]>(
     `UPDATE instance SET status = ?, error_json = coalesce(?, error_json), ended_at = ?, updated_at = ?,
-            suspension_json = NULL, version = version + 1 WHERE id = ?`,
+            suspension_json = NULL, paused_at = NULL, version = version + 1 WHERE id = ?`,
   );
   const suspend = db.prepare<[string, number, number]>(
     `UPDATE instance SET status = 'SUSPENDED',
@@ -107,8 +116,10 @@ export function createInstanceQueries(db: Database.Database): InstanceQueries {
     head: (id) => head.get(id),
     variables: (id) => {
       const r = variables.get(id);
-      return r === undefined ? undefined : { status: r.status, variables: parseStored<Record<string, unknown>>(r.v, id, 'variables_json') };
+      return r === undefined ? undefined : { status: r.status, pausedAt: r.pausedAt, variables: parseStored<Record<string, unknown>>(r.v, id, 'variables_json') };
     },
+    pause: ({ id, now }) => void pause.run(now, now, id),
+    unpause: ({ id, now }) => void unpause.run({ now, id }),
     touch: ({ id, status, now }) => void touch.run(status, now, now, id),
     setVariables: ({ id, variables: vars, now }) => void setVariables.run(JSON.stringify(vars), now, id),
     mergeVariables: ({ id, patch, now }) => {

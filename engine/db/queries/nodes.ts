@@ -115,8 +115,8 @@ export function createNodeQueries(db: Database.Database): NodeQueries {
       WHERE instance_id = ? AND node_id = ?`,
   );
   const setStatus = db.prepare<[string, number, string]>(`UPDATE node_state SET status = ?, version = version + 1 WHERE instance_id = ? AND node_id = ?`);
-  const unstart = db.prepare<[number, string]>(
-    `UPDATE node_state SET status = 'CANCELLED', attempt = attempt - 1, started_at = NULL, version = version + 1
+  const unstart = db.prepare<[string, number, string]>(
+    `UPDATE node_state SET status = ?, attempt = attempt - 1, started_at = NULL, version = version + 1
       WHERE instance_id = ? AND node_id = ?`,
   );
   const compensated = db.prepare<[number, string]>(
@@ -170,7 +170,7 @@ export function createNodeQueries(db: Database.Database): NodeQueries {
     markFailure: ({ instanceId, nodeId, wait }) => void markFailure.run(JSON.stringify(wait), instanceId, nodeId),
     ready: ({ instanceId, nodeId, attemptLimit }) => void ready.run(attemptLimit, instanceId, nodeId),
     setStatus: ({ instanceId, nodeId, status }) => void setStatus.run(status, instanceId, nodeId),
-    unstart: ({ instanceId, nodeId }) => void unstart.run(instanceId, nodeId),
+    unstart: ({ instanceId, nodeId, status }) => void unstart.run(status, instanceId, nodeId),
     compensated: ({ instanceId, nodeId }) => void compensated.run(instanceId, nodeId),
     resetFailedCompensations: (instanceId) => void resetFailedCompensations.run(instanceId),
   };

@@ -31,6 +31,7 @@ interface ListRow extends StuckSource {
   version: number;
   parent_id: number | null;
   parent_node_id: string | null;
+  paused_at: number | null;
 }
 
 interface DetailRow extends ListRow {
@@ -65,7 +66,7 @@ interface HistoryRow {
 }
 
 const LIST_COLS = `i.id, w.name AS workflow, w.version AS workflow_version, i.status, i.business_key,
-  i.created_at, i.started_at, i.ended_at, i.updated_at, i.version, i.error_json, i.suspension_json, i.parent_id, i.parent_node_id`;
+  i.created_at, i.started_at, i.ended_at, i.updated_at, i.version, i.error_json, i.suspension_json, i.parent_id, i.parent_node_id, i.paused_at`;
 
 /** The current node states of `i` as JSON (see {@link StuckSource.nodes_json}); a primary-key range per row. */
 const NODES_COL = `CASE WHEN i.status IN ('COMPLETED', 'CANCELLED') THEN NULL ELSE
@@ -90,6 +91,7 @@ function listItem(r: ListRow): InstanceListItem {
     suspension: parse(r.suspension_json),
     parentId: r.parent_id,
     parentNodeId: r.parent_node_id,
+    pausedAt: r.paused_at,
     ...describeStuck(r),
   };
 }
@@ -137,7 +139,7 @@ export function createReadModel(db: Database.Database, workflows: SqliteWorkflow
   const nextDue = db.prepare<[], { at: number | null }>(`SELECT min(next_run_at) AS at FROM schedule`);
   const withWork = db.prepare<[number], { id: number }>(
     `SELECT DISTINCT i.workflow_id AS id FROM schedule s JOIN instance i ON i.id = s.instance_id
-      WHERE s.kind IN ('run', 'timer', 'compensate') OR s.next_run_at <= ?`,
+      WHERE s.paused_ms IS NULL AND (s.kind IN ('run', 'timer', 'compensate') OR s.next_run_at <= ?)`,
   );
   // Statements built from a filter's shape, prepared once per shape.
   const statements = new Map<string, Database.Statement<unknown[], unknown>>();
@@ -181,6 +183,7 @@ export function createReadModel(db: Database.Database, workflows: SqliteWorkflow
       deadlineAt: row.deadline_at,
       parentId: row.parent_id,
       parentNodeId: row.parent_node_id,
+      pausedAt: row.paused_at,
       children: toChildGroups(childCounts.all(id)),
       nodes: nodes.all(id).map((n) => {
         const wait = parse(n.wait_json) as { kind?: string } | undefined;

@@ -6,7 +6,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { ScheduleKind } from '../../vocabulary';
-import type { ScheduleQueries, ScheduleRow } from '../../store/queries';
+import { PARKED_AT, type ScheduleQueries, type ScheduleRow } from '../../store/queries';
 
 const ROW = `id, instance_id AS instanceId, node_id AS nodeId, kind, next_run_at AS nextRunAt, retry_count AS retryCount,
   lease_owner AS leaseOwner, version`;
@@ -29,6 +29,16 @@ export function createScheduleQueries(db: Database.Database): ScheduleQueries {
   const holds = db.prepare<[number, string, number], { id: number }>(`SELECT id FROM schedule WHERE id = ? AND lease_owner = ? AND version = ?`);
   const defer = db.prepare<[string | null, number, number]>(
     `UPDATE schedule SET lease_owner = ?, lease_expires_at = NULL, next_run_at = ?, version = version + 1 WHERE id = ?`,
+  );
+  const park = db.prepare<[string | null, number, number, number]>(
+    `UPDATE schedule SET lease_owner = ?, lease_expires_at = NULL, next_run_at = ?, paused_ms = ?, version = version + 1 WHERE id = ?`,
+  );
+  const parkForInstance = db.prepare<[{ now: number; parked: number; instanceId: number }]>(
+    `UPDATE schedule SET paused_ms = max(0, next_run_at - @now), next_run_at = @parked
+      WHERE instance_id = @instanceId AND paused_ms IS NULL AND NOT (lease_owner IS NOT NULL AND next_run_at > @now)`,
+  );
+  const unparkForInstance = db.prepare<[number, number]>(
+    `UPDATE schedule SET next_run_at = ? + paused_ms, paused_ms = NULL WHERE instance_id = ? AND paused_ms IS NOT NULL`,
   );
   const reuseForRun = db.prepare<[string, number, number, number, number]>(
     `UPDATE schedule SET node_id = ?, kind = 'run', next_run_at = ?, lease_expires_at = ?, retry_count = 0,
@@ -67,6 +77,9 @@ export function createScheduleQueries(db: Database.Database): ScheduleQueries {
     extendLease: ({ id, version, owner, until }) => extendLease.run(until, until, id, owner, version).changes > 0,
     holds: ({ id, version, owner }) => holds.get(id, owner, version) !== undefined,
     defer: ({ id, owner, at }) => void defer.run(owner, at, id),
+    park: ({ id, owner, remainingMs }) => void park.run(owner, PARKED_AT, remainingMs, id),
+    parkForInstance: ({ instanceId, now }) => void parkForInstance.run({ now, parked: PARKED_AT, instanceId }),
+    unparkForInstance: ({ instanceId, now }) => void unparkForInstance.run(now, instanceId),
     reuseForRun: ({ id, nodeId, leaseUntil, now }) => void reuseForRun.run(nodeId, leaseUntil, leaseUntil, now, id),
     insert: ({ instanceId, nodeId, kind, at, retryCount, now }) => Number(insert.run(instanceId, nodeId, kind, at, retryCount, now).lastInsertRowid),
     insertLeased: ({ instanceId, nodeId, owner, leaseUntil, now }) =>

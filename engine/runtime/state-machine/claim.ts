@@ -129,7 +129,8 @@ function noteStart(
 /**
  * Claims up to `limit` due schedule rows for `owner` (a lease of `leaseMs`) and starts their
  * attempts. A row another worker took first is passed over; a row of an ended instance, or of a
- * node no longer waiting for it, is dropped; a deadline row fails its instance. An attempt lost
+ * node no longer waiting for it, is dropped; a row of a paused instance is parked until the
+ * unpause; a deadline row fails its instance. An attempt lost
  * with its worker (an expired lease) counts (DESIGN.md "an attempt counts when it starts"),
  * except for instant types, which run again under the same number.
  */
@@ -170,6 +171,11 @@ function claimRow(tx: Tx, o: ClaimOptions, row: ScheduleRow, out: ClaimedStep[])
   }
   if (!inst || isTerminal(inst.status)) {
     q.schedule.delete(row.id);
+    return;
+  }
+  if (inst.pausedAt !== null) {
+    // Paused: the row waits, with the time it had left, until the unpause.
+    q.schedule.park({ id: row.id, owner: row.leaseOwner, remainingMs: Math.max(0, row.nextRunAt - now) });
     return;
   }
   let wf: CompiledWorkflow;
@@ -317,7 +323,7 @@ export function takeDispatched(tx: Tx, d: Dispatch): ClaimedStep[] {
     const inst = q.instances.variables(e.instanceId);
     if (!inst || startsNothing(inst.status)) {
       q.schedule.delete(e.scheduleId);
-      q.nodes.unstart({ instanceId: e.instanceId, nodeId: e.nodeId });
+      q.nodes.unstart({ instanceId: e.instanceId, nodeId: e.nodeId, status: 'CANCELLED' });
       tx.events.push({
         type: 'node.changed',
         instanceId: e.instanceId,
@@ -325,6 +331,13 @@ export function takeDispatched(tx: Tx, d: Dispatch): ClaimedStep[] {
         status: 'CANCELLED',
       });
       continueCompensation(tx, e.instanceId);
+      continue;
+    }
+    if (inst.pausedAt !== null) {
+      // A paused instance starts no node: it is READY again, its row parked until the unpause.
+      q.nodes.unstart({ instanceId: e.instanceId, nodeId: e.nodeId, status: 'READY' });
+      q.schedule.park({ id: e.scheduleId, owner: null, remainingMs: 0 });
+      tx.events.push({ type: 'node.changed', instanceId: e.instanceId, nodeId: e.nodeId, status: 'READY' });
       continue;
     }
     const row: ScheduleRow = {

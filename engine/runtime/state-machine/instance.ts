@@ -158,6 +158,8 @@ export function failInstance(tx: Tx, instanceId: number, error: SerializedError 
  */
 export function cancelInstance(tx: Tx, instanceId: number, compensate: boolean, actor?: string): void {
   const { q, now } = tx;
+  // A paused instance is cancelled too: its compensations must run.
+  q.instances.unpause({ id: instanceId, now });
   q.schedule.deleteForInstance(instanceId);
   for (const n of q.nodes.open(instanceId)) {
     q.nodes.setStatus({ instanceId, nodeId: n.nodeId, status: 'CANCELLED' });
@@ -188,7 +190,8 @@ export function cancelInstance(tx: Tx, instanceId: number, compensate: boolean, 
  * the deadline (many instances started together share one deadline).
  */
 export function pastDeadline(tx: Tx, inst: InstanceHead): boolean {
-  return inst.deadlineAt !== null && inst.deadlineAt <= tx.now && !startsNothing(inst.status);
+  // A paused instance's deadline clock stands still (its deadline moves on at the unpause).
+  return inst.deadlineAt !== null && inst.deadlineAt <= tx.now && inst.pausedAt === null && !startsNothing(inst.status);
 }
 
 /** Fails an instance whose deadline passed (its deadline row goes too); its running handlers are aborted after commit. */

@@ -41,7 +41,7 @@ export function BulkBar() {
       setBusy(false);
     }
   };
-  const verb = preview?.action === 'retry' ? 'retry' : compensate ? 'cancel (compensating first)' : 'cancel';
+  const verb = preview?.action === 'retry' || preview?.action === 'pause' || preview?.action === 'unpause' ? preview.action : compensate ? 'cancel (compensating first)' : 'cancel';
   return (
     <div className="bulk-bar">
       <span className="muted">Bulk, over this filter:</span>

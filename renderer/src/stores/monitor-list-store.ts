@@ -109,7 +109,7 @@ export interface InstanceListState {
   start(request: StartRequest): Promise<Result<InstanceState>>;
   /** Counts (`dryRun`) or runs a bulk action over the current filter. */
   bulk(
-    action: 'cancel' | 'retry',
+    action: 'cancel' | 'retry' | 'pause' | 'unpause',
     options: { dryRun: boolean; compensate?: boolean; upToId?: number },
   ): Promise<BulkResult | undefined>;
   /** Notes the instances an event batch touched; a flush follows within `liveIntervalMs`. */

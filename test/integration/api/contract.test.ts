@@ -662,6 +662,15 @@ const badInputs: Record<Channel, { payload: unknown; field: string }[]> = {
     { payload: { id: 1, nodeId: 'n'.repeat(129), approved: true }, field: 'nodeId' },
     { payload: { id: 1, nodeId: 'approve', approved: true, comment: 'c'.repeat(10_001) }, field: 'comment' },
   ],
+  'instance:pause': [
+    { payload: {}, field: 'id' },
+    { payload: { id: 0 }, field: 'id' },
+    { payload: { id: 1, extra: true }, field: 'extra' },
+  ],
+  'instance:unpause': [
+    { payload: { id: 'one' }, field: 'id' },
+    { payload: { id: 1, actor: 5 }, field: 'actor' },
+  ],
   'instance:signal': [
     { payload: { event: 'paid' }, field: 'id' },
     { payload: { id: 1, businessKey: 'order-1', event: 'paid' }, field: 'id' },

@@ -81,4 +81,18 @@ describe('runnel with subworkflow, map and event nodes', () => {
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toContain('an instance id is a positive integer (got "abc")');
   });
+
+  it('pause and unpause from the command line', async () => {
+    const flow = write('nap.json', { name: 'nap', nodes: [{ id: 'z', type: 'delay', config: { durationMs: 60000 } }], edges: [] });
+    expect((await runCli('deploy', flow, '--db', db)).code).toBe(0);
+    const a = parseJson<{ id: number }>(await runCli('start', 'nap', '--db', db, '--json'));
+    const paused = await runCli('pause', String(a.id), '--db', db);
+    expect(paused.stdout).toBe(`instance ${a.id}: paused (PENDING)\n`);
+    expect(parseJson<{ pausedAt: number | null }>(await runCli('show', String(a.id), '--db', db, '--json')).pausedAt).toBeGreaterThan(0);
+    const again = await runCli('pause', String(a.id), '--db', db);
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toContain('is paused already');
+    expect((await runCli('unpause', String(a.id), '--db', db)).stdout).toBe(`instance ${a.id}: unpaused (PENDING)\n`);
+    expect(parseJson<{ pausedAt: number | null }>(await runCli('show', String(a.id), '--db', db, '--json')).pausedAt).toBeNull();
+  });
 });

@@ -1,12 +1,14 @@
 /**
  * PostgreSQL migration 2: control flow, as SQLite's migration 5 (engine/db/migrations/0005-control-flow.ts)
- * — `instance.parent_id` / `parent_node_id`, the `child` and `event` tables, and the `wake`
- * kind of schedule rows — with the same names and meaning. The CHECK of `schedule.kind` is
+ * — `instance.parent_id` / `parent_node_id`, the `child` and `event` tables, the `wake`
+ * kind of schedule rows, `instance.paused_at` and `schedule.paused_ms` — with the same names and meaning. The CHECK of `schedule.kind` is
  * replaced in place (its name is PostgreSQL's default, `schedule_kind_check`).
  */
 export const sql = /* sql */ `
 ALTER TABLE instance ADD COLUMN parent_id BIGINT REFERENCES instance(id);
 ALTER TABLE instance ADD COLUMN parent_node_id TEXT;
+ALTER TABLE instance ADD COLUMN paused_at BIGINT;
+ALTER TABLE schedule ADD COLUMN paused_ms BIGINT;
 CREATE INDEX instance_parent ON instance (parent_id, id) WHERE parent_id IS NOT NULL;
 
 CREATE TABLE child (

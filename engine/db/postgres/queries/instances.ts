@@ -17,16 +17,19 @@ import type { PgTx } from './context';
 const INSERT = `INSERT INTO instance (workflow_id, status, variables_json, input_json, created_at, started_at, updated_at, deadline_at, business_key, parent_id, parent_node_id)
   VALUES ($1, $2, $3, '', $4, $5, $4, $6, $7, $8, $9) RETURNING id`;
 const GET = `SELECT id, workflow_id AS "workflowId", status, variables_json AS "variablesJson", version, suspension_json AS "suspensionJson",
-  end_status AS "endStatus", started_at AS "startedAt", deadline_at AS "deadlineAt", error_json AS "errorJson", parent_id AS "parentId"
-  FROM instance WHERE id = $1`;
-const HEAD = `SELECT id, status, deadline_at AS "deadlineAt", parent_id AS "parentId" FROM instance WHERE id = $1`;
-const VARIABLES = `SELECT status, variables_json AS v FROM instance WHERE id = $1`;
+  end_status AS "endStatus", started_at AS "startedAt", deadline_at AS "deadlineAt", error_json AS "errorJson", parent_id AS "parentId",
+  paused_at AS "pausedAt" FROM instance WHERE id = $1`;
+const HEAD = `SELECT id, status, deadline_at AS "deadlineAt", parent_id AS "parentId", paused_at AS "pausedAt" FROM instance WHERE id = $1`;
+const VARIABLES = `SELECT status, paused_at AS "pausedAt", variables_json AS v FROM instance WHERE id = $1`;
+const PAUSE = `UPDATE instance SET paused_at = $1, updated_at = $1, version = version + 1 WHERE id = $2`;
+const UNPAUSE = `UPDATE instance SET deadline_at = deadline_at + ($1 - paused_at), paused_at = NULL, updated_at = $1, version = version + 1
+  WHERE id = $2 AND paused_at IS NOT NULL`;
 const TOUCH = `UPDATE instance SET status = $1, started_at = coalesce(started_at, $2), updated_at = $2, version = version + 1 WHERE id = $3`;
 const SET_VARIABLES = `UPDATE instance SET input_json = CASE WHEN input_json = '' THEN variables_json ELSE input_json END,
   variables_json = $1, updated_at = $2, version = version + 1 WHERE id = $3`;
 const SET_STATUS = `UPDATE instance SET status = $1, updated_at = $2, version = version + 1 WHERE id = $3`;
 const END = `UPDATE instance SET status = $1, error_json = coalesce($2, error_json), ended_at = $3, updated_at = $3,
-  suspension_json = NULL, version = version + 1 WHERE id = $4`;
+  suspension_json = NULL, paused_at = NULL, version = version + 1 WHERE id = $4`;
 const SUSPEND = `UPDATE instance SET status = 'SUSPENDED',
   suspension_json = CASE WHEN status = 'SUSPENDED' AND suspension_json IS NOT NULL THEN suspension_json ELSE $1 END,
   updated_at = $2, version = version + 1 WHERE id = $3`;
@@ -53,7 +56,7 @@ export function createInstanceQueries(tx: PgTx): InstanceQueries {
     tx.lockInstance(id);
     tx.exec(sql, [...params, id]);
   };
-  const variablesOf = (id: number): { status: InstanceStatus; v: string } | undefined => one(VARIABLES, id);
+  const variablesOf = (id: number): { status: InstanceStatus; pausedAt: number | null; v: string } | undefined => one(VARIABLES, id);
   return {
     insert: ({ workflowId, status, variablesJson, now, deadlineAt, businessKey, parentId, parentNodeId }) => {
       const params = [workflowId, status, variablesJson, now, status === 'RUNNING' ? now : null, deadlineAt, businessKey, parentId ?? null, parentNodeId ?? null];
@@ -70,8 +73,10 @@ export function createInstanceQueries(tx: PgTx): InstanceQueries {
     head: (id) => one<InstanceHead>(HEAD, id),
     variables: (id) => {
       const r = variablesOf(id);
-      return r === undefined ? undefined : { status: r.status, variables: parseStored<Record<string, unknown>>(r.v, id, 'variables_json') };
+      return r === undefined ? undefined : { status: r.status, pausedAt: r.pausedAt, variables: parseStored<Record<string, unknown>>(r.v, id, 'variables_json') };
     },
+    pause: ({ id, now }) => change(PAUSE, id, [now]),
+    unpause: ({ id, now }) => change(UNPAUSE, id, [now]),
     touch: ({ id, status, now }) => change(TOUCH, id, [status, now]),
     setVariables: ({ id, variables, now }) => change(SET_VARIABLES, id, [JSON.stringify(variables), now]),
     mergeVariables: ({ id, patch, now }) => {

@@ -56,8 +56,8 @@ const MARK_FAILURE = `UPDATE node_state SET wait_json = $1 WHERE instance_id = $
 const READY = `UPDATE node_state SET status = 'READY', attempt_limit = $1, error_json = NULL, wait_json = NULL, version = version + 1
   WHERE instance_id = $2 AND node_id = $3`;
 const SET_STATUS = `UPDATE node_state SET status = $1, version = version + 1 WHERE instance_id = $2 AND node_id = $3`;
-const UNSTART = `UPDATE node_state SET status = 'CANCELLED', attempt = attempt - 1, started_at = NULL, version = version + 1
-  WHERE instance_id = $1 AND node_id = $2`;
+const UNSTART = `UPDATE node_state SET status = $1, attempt = attempt - 1, started_at = NULL, version = version + 1
+  WHERE instance_id = $2 AND node_id = $3`;
 const COMPENSATED = `UPDATE node_state SET status = 'COMPENSATED', wait_json = NULL, error_json = NULL, version = version + 1
   WHERE instance_id = $1 AND node_id = $2`;
 const RESET_FAILED_COMPENSATIONS = `UPDATE node_state SET status = 'COMPLETED', wait_json = NULL, error_json = NULL, version = version + 1
@@ -122,7 +122,7 @@ export function createNodeQueries(tx: PgTx): NodeQueries {
     markFailure: ({ instanceId, nodeId, wait }) => change(MARK_FAILURE, [JSON.stringify(wait)], instanceId, nodeId),
     ready: ({ instanceId, nodeId, attemptLimit }) => change(READY, [attemptLimit], instanceId, nodeId),
     setStatus: ({ instanceId, nodeId, status }) => change(SET_STATUS, [status], instanceId, nodeId),
-    unstart: ({ instanceId, nodeId }) => change(UNSTART, [], instanceId, nodeId),
+    unstart: ({ instanceId, nodeId, status }) => change(UNSTART, [status], instanceId, nodeId),
     compensated: ({ instanceId, nodeId }) => change(COMPENSATED, [], instanceId, nodeId),
     resetFailedCompensations: (instanceId) => change(RESET_FAILED_COMPENSATIONS, [], instanceId),
   };

@@ -12,7 +12,7 @@
  * releases) do not.
  */
 import type { ScheduleKind } from '../../../vocabulary';
-import type { ScheduleQueries, ScheduleRow } from '../../../store/queries';
+import { PARKED_AT, type ScheduleQueries, type ScheduleRow } from '../../../store/queries';
 import { instanceLockKeys, type PgTx } from './context';
 
 const ROW = `id, instance_id AS "instanceId", node_id AS "nodeId", kind, next_run_at AS "nextRunAt", retry_count AS "retryCount",
@@ -32,6 +32,10 @@ const LEASE = `UPDATE schedule SET lease_owner = $1, next_run_at = $2, lease_exp
 const EXTEND_LEASE = `UPDATE schedule SET next_run_at = $1, lease_expires_at = $1 WHERE id = $2 AND lease_owner = $3 AND version = $4`;
 const HOLDS = `SELECT id FROM schedule WHERE id = $1 AND lease_owner = $2 AND version = $3`;
 const DEFER = `UPDATE schedule SET lease_owner = $1, lease_expires_at = NULL, next_run_at = $2, version = version + 1 WHERE id = $3`;
+const PARK = `UPDATE schedule SET lease_owner = $1, lease_expires_at = NULL, next_run_at = $2, paused_ms = $3, version = version + 1 WHERE id = $4`;
+const PARK_FOR_INSTANCE = `UPDATE schedule SET paused_ms = greatest(0, next_run_at - $2), next_run_at = $3
+  WHERE instance_id = $1 AND paused_ms IS NULL AND NOT (lease_owner IS NOT NULL AND next_run_at > $2)`;
+const UNPARK_FOR_INSTANCE = `UPDATE schedule SET next_run_at = $2 + paused_ms, paused_ms = NULL WHERE instance_id = $1 AND paused_ms IS NOT NULL`;
 const REUSE_FOR_RUN = `UPDATE schedule SET node_id = $1, kind = 'run', next_run_at = $2, lease_expires_at = $2, retry_count = 0,
   version = version + 1, created_at = $3 WHERE id = $4`;
 const INSERT = `INSERT INTO schedule (instance_id, node_id, kind, next_run_at, retry_count, created_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`;
@@ -70,6 +74,9 @@ export function createScheduleQueries(tx: PgTx): ScheduleQueries {
     extendLease: ({ id, version, owner, until }) => changed(EXTEND_LEASE, [until, id, owner, version]),
     holds: ({ id, version, owner }) => tx.run(HOLDS, [id, owner, version]).rows.length > 0,
     defer: ({ id, owner, at }) => tx.exec(DEFER, [owner, at, id]),
+    park: ({ id, owner, remainingMs }) => tx.exec(PARK, [owner, PARKED_AT, remainingMs, id]),
+    parkForInstance: ({ instanceId, now }) => forInstance(PARK_FOR_INSTANCE, instanceId, now, PARKED_AT),
+    unparkForInstance: ({ instanceId, now }) => forInstance(UNPARK_FOR_INSTANCE, instanceId, now),
     reuseForRun: ({ id, nodeId, leaseUntil, now }) => tx.exec(REUSE_FOR_RUN, [nodeId, leaseUntil, now, id]),
     insert: ({ instanceId, nodeId, kind, at, retryCount, now }: { instanceId: number; nodeId: string | null; kind: ScheduleKind; at: number; retryCount: number; now: number }) => {
       tx.lockInstance(instanceId);
