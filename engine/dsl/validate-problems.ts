@@ -19,6 +19,8 @@ export const ProblemCodes = {
   TOO_DEEP: 'TOO_DEEP',
   /** A `__proto__` key somewhere in the definition (it would be lost where the value is copied): the message gives the path. */
   PROTOTYPE_KEY: 'PROTOTYPE_KEY',
+  /** A number JSON cannot keep (Infinity, NaN: `1e999` parses to Infinity) somewhere in the definition: the message gives the path. */
+  NOT_FINITE: 'NOT_FINITE',
   /** A required field is absent (from the schema). */
   MISSING_FIELD: 'MISSING_FIELD',
   /** A field the format does not know, e.g. a typo such as `retyr` (from the schema). */

@@ -12,7 +12,7 @@
  * validate-expressions.ts (JSONata and templates) and validate-input-schema.ts.
  */
 import { EngineError } from '../errors';
-import { describeValueProblem, findValueProblem } from './value-limits';
+import { describeValueProblem, findValueProblem, valueProblemCode } from './value-limits';
 import { WorkflowSchema, type Workflow } from './schema';
 import { checkEdgeExpressions } from './validate-expressions';
 import { checkGraph, checkIds } from './validate-graph';
@@ -61,7 +61,7 @@ export function validateWorkflow(
   // before any of them runs.
   const nesting = findValueProblem(raw);
   if (nesting) {
-    return { ok: false, problems: [{ code: nesting.kind === 'prototype' ? 'PROTOTYPE_KEY' : 'TOO_DEEP', message: describeValueProblem('the workflow', nesting), path: nesting.path }] };
+    return { ok: false, problems: [{ code: valueProblemCode(nesting), message: describeValueProblem('the workflow', nesting), path: nesting.path }] };
   }
   const { nodes, edges, nodesArray } = readLoose(raw);
   const parsed = WorkflowSchema.safeParse(raw);
