@@ -409,6 +409,9 @@ export function openDatabase(file: string, options: OpenOptions = {}): RunnelDb 
     if (refused) throw refused;
   }
   const busyTimeoutMs = Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000));
+  // A file noted damaged is not written at all, from the open on: no journal-mode change (it
+  // rewrites the header of a file in rollback mode) and no migration.
+  const noted = readonly ? undefined : damageFound(resolved);
   let raw: Database.Database;
   try {
     raw = new Database(resolved, {
@@ -422,14 +425,14 @@ export function openDatabase(file: string, options: OpenOptions = {}): RunnelDb 
     raw.pragma(`busy_timeout = ${busyTimeoutMs}`);
     // Reading the schema first surfaces SQLITE_NOTADB before any write touches the file.
     raw.pragma('schema_version');
-    if (!readonly) raw.pragma('journal_mode = WAL');
+    if (!readonly && !noted) raw.pragma('journal_mode = WAL');
     raw.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
     raw.pragma('foreign_keys = ON');
     raw.pragma(`wal_autocheckpoint = ${Math.max(0, Math.floor(options.walAutocheckpoint ?? 1000))}`);
     raw.pragma('temp_store = MEMORY');
     if (!readonly) raw.pragma(`journal_size_limit = ${Math.max(0, Math.floor(options.walLimitBytes ?? WAL_SIZE_LIMIT_BYTES))}`);
     if (readonly) checkReadableSchema(raw, resolved);
-    else if (options.migrate !== false) migrate(raw);
+    else if (options.migrate !== false && !noted) migrate(raw);
   } catch (err) {
     if (err instanceof Error && (err as { code?: unknown }).code === 'SQLITE_ERROR') {
       try {
@@ -455,7 +458,7 @@ export function openDatabase(file: string, options: OpenOptions = {}): RunnelDb 
     }
   };
 
-  let damaged: EngineError | undefined = readonly ? undefined : damageFound(resolved);
+  let damaged: EngineError | undefined = noted;
   const markDamaged = (error: EngineError): void => {
     if (damaged) return;
     damaged = error;
