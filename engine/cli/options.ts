@@ -35,12 +35,22 @@ export function usage(message: string, details?: unknown): EngineError {
   return new EngineError('INVALID_INPUT', message, { kind: 'user', retryable: false, details });
 }
 
-/** A commander parser of a positive safe integer, naming `flag` when the value is not one. */
+/**
+ * Why `value` is not a positive safe integer (1 … 2^53−1), or undefined when it is: not digits or
+ * zero ("a positive integer"), or digits above 2^53−1 ("too large": JavaScript numbers hold whole
+ * numbers exactly only up to there, and ids never get that high).
+ */
+function positiveIntProblem(value: string): string | undefined {
+  if (!/^\d+$/.test(value) || !/[1-9]/.test(value)) return `a positive integer (got "${value}")`;
+  if (!Number.isSafeInteger(Number(value))) return `at most ${Number.MAX_SAFE_INTEGER} (2^53−1): "${value}" is too large`;
+  return undefined;
+}
+
+/** A commander parser of a positive safe integer, naming `flag` when the value is not one (or is too large). */
 export function positiveInt(flag: string) {
   return (value: string): number => {
-    if (!/^\d+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value))) {
-      throw new InvalidArgumentError(`${flag} must be a positive integer (got "${value}")`);
-    }
+    const problem = positiveIntProblem(value);
+    if (problem) throw new InvalidArgumentError(`${flag} must be ${problem}`);
     return Number(value);
   };
 }
@@ -53,11 +63,10 @@ export function portNumber(value: string): number {
   return Number(value);
 }
 
-/** A commander parser of an instance id argument: a positive safe integer. */
+/** A commander parser of an instance id argument: a positive safe integer (one above 2^53−1 is said to be too large). */
 export function instanceIdArg(value: string): number {
-  if (!/^\d+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value))) {
-    throw new InvalidArgumentError(`an instance id is a positive integer (got "${value}")`);
-  }
+  const problem = positiveIntProblem(value);
+  if (problem) throw new InvalidArgumentError(`an instance id is ${problem}`);
   return Number(value);
 }
 

@@ -313,3 +313,23 @@ describe('runnel: refusals write nothing', () => {
     expect(onDir.stderr).toContain('it is a directory');
   });
 });
+
+describe('runnel: numbers too large for an id or a count', () => {
+  it('say they are too large (above 2^53−1), not that they are not positive integers, before opening anything', async () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      const db = path.join(dir, 'none.db');
+      for (const args of [['show', '99999999999999999999'], ['cancel', '9007199254740992'], ['list', '--before', '99999999999999999999'], ['list', '--limit', '1e3']]) {
+        const r = await runCli(...args, '--db', db);
+        expect(r.code, args.join(' ')).toBe(2);
+        if (args.includes('1e3')) expect(r.stderr).toContain('--limit must be a positive integer (got "1e3")');
+        else expect(r.stderr).toMatch(/(an instance id is|--before must be) at most 9007199254740991 \(2\^53−1\): "\d+" is too large/);
+      }
+      const zero = await runCli('show', '0', '--db', db);
+      expect(zero.stderr).toContain('an instance id is a positive integer (got "0")');
+      expect(fs.existsSync(db)).toBe(false);
+    } finally {
+      cleanup();
+    }
+  });
+});
