@@ -18,7 +18,7 @@ import { checkEdgeExpressions } from './validate-expressions';
 import { checkGraph, checkIds } from './validate-graph';
 import { checkInputSchema } from './validate-input-schema';
 import { checkIntervals, checkNodes, looseRetry, type TypeCatalog } from './validate-nodes';
-import { isRecord, nodeSubject, problem, readLoose, schemaProblems, type LooseNode, type Problem } from './validate-problems';
+import { isRecord, nodeSubject, problem, readLoose, schemaProblems, tightestBounds, type LooseNode, type Problem } from './validate-problems';
 
 export { ProblemCodes, type Problem, type ProblemCode } from './validate-problems';
 export type { TypeCatalog, TypeInfo } from './validate-nodes';
@@ -66,7 +66,7 @@ export function validateWorkflow(
   const { nodes, edges, nodesArray } = readLoose(raw);
   const parsed = WorkflowSchema.safeParse(raw);
   if (!parsed.success) {
-    for (const issue of parsed.error.issues) problems.push(...schemaProblems(issue, raw, nodes, edges));
+    for (const issue of tightestBounds(parsed.error.issues)) problems.push(...schemaProblems(issue, raw, nodes, edges));
   }
   const workflowRetry = isRecord(raw) ? looseRetry(raw['retry']) : undefined;
   if (isRecord(raw))

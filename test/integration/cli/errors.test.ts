@@ -333,3 +333,28 @@ describe('runnel: numbers too large for an id or a count', () => {
     }
   });
 });
+
+describe('runnel validate: a number above an integer field\'s limit', () => {
+  it('is reported once per field, with the field\'s own limit (not also 2^53−1)', async () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      const file = path.join(dir, 'big.workflow.json');
+      fs.writeFileSync(
+        file,
+        '{"name":"big","retry":{"maxAttempts":1e23},"nodes":[{"id":"a","type":"pass","retry":{"maxAttempts":1e23},"timeoutMs":1e308},' +
+          '{"id":"b","type":"delay","config":{"durationMs":1e300}}]}',
+      );
+      const r = await runCli('validate', file);
+      expect(r.code).toBe(2);
+      const lines = r.stderr.split('\n').filter((l) => l.startsWith('  '));
+      expect(lines).toEqual([
+        '  RETRY_OUT_OF_RANGE workflow: retry.maxAttempts must be at most 1000 (got 1e+23)',
+        '  RETRY_OUT_OF_RANGE node "a": retry.maxAttempts must be at most 1000 (got 1e+23)',
+        '  INVALID_FIELD node "a": timeoutMs must be at most 2592000000 (got 1e+308)',
+        '  INVALID_CONFIG node "b": config.durationMs must be at most 31536000000 (got 1e+300)',
+      ]);
+    } finally {
+      cleanup();
+    }
+  });
+});
