@@ -236,6 +236,15 @@ function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
+/**
+ * `--plugin` of the demo's plug-in as the printed commands give it: relative to the current
+ * directory (`examples/demo-plugin.ts` from the repository root), so they work where the demo ran.
+ */
+const DEMO_PLUGIN_FLAG = ((): string => {
+  const rel = path.relative(process.cwd(), fileURLToPath(new URL('./demo-plugin.ts', import.meta.url))) || 'demo-plugin.ts';
+  return /^[\w./-]+$/.test(rel) ? rel : `'${rel.replace(/'/g, `'\\''`)}'`;
+})();
+
 function formatReport(s: Omit<DemoSummary, 'report'>, dbFlag: string): string {
   const t = (name: string) => s.tallies[name] ?? emptyTally();
   const ota = t('ota-upgrade');
@@ -256,7 +265,7 @@ function formatReport(s: Omit<DemoSummary, 'report'>, dbFlag: string): string {
     s.unfinished === 0
       ? `no instance lost: all ${s.launched} launched instances ended, are suspended, or wait for a person`
       : `NOT FINISHED within ${(s.timeLimitMs / 1000).toFixed(s.timeLimitMs < 10_000 ? 1 : 0)} s: ${s.unfinished} of ${s.launched} instances are still working ` +
-        `(none is lost: they are in the database; finish them with npx runnel worker --until-idle --db ${dbFlag})`,
+        `(none is lost: they are in the database; finish them with npx runnel worker --until-idle --plugin ${DEMO_PLUGIN_FLAG} --db ${dbFlag})`,
   ];
   if (s.unexpected.length === 0) lines.push('every instance reached its expected end');
   else {
@@ -267,12 +276,14 @@ function formatReport(s: Omit<DemoSummary, 'report'>, dbFlag: string): string {
       );
   }
   const suspended = s.outcomes.filter((o) => o.actual.startsWith('SUSPENDED'));
-  if (suspended.length > 0) {
+  const first = suspended[0]?.instanceId;
+  if (first !== undefined) {
     lines.push(
-      `suspended instances wait for a person: npx runnel show ${suspended[0]?.instanceId ?? ''} --history --db ${dbFlag}; npx runnel resume <id> --action retry|skip|fail --db ${dbFlag}`,
+      `suspended instances wait for a person: npx runnel show ${first} --history --db ${dbFlag}; ` +
+        `npx runnel resume ${first} --action retry --plugin ${DEMO_PLUGIN_FLAG} --db ${dbFlag} (or --action skip, --action fail; the plug-in serves the fleet the OTA steps call)`,
     );
   }
-  lines.push(`look at it in the app: npx runnel serve --open --plugin examples/demo-plugin.ts --db ${dbFlag} (or npm run web; the plug-in brings the demo's node types and fleet)`);
+  lines.push(`look at it in the app: npx runnel serve --open --plugin ${DEMO_PLUGIN_FLAG} --db ${dbFlag} (or npm run web; the plug-in brings the demo's node types and fleet)`);
   return `${lines.join('\n')}\n`;
 }
 

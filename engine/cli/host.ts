@@ -13,6 +13,7 @@ import { Engine, EngineError, ErrorCodes, type EngineOptions, type ErrorCode } f
 import { LIMITS, type ApiError, type Channel, type Input, type Output } from '../api/contract';
 import { createHandlers, dispatch } from '../api/handlers';
 import { probeDatabase } from '../db/open-database';
+import { debugEnabled } from '../debug';
 import { createDefaultRegistry, type AnyNodeType, type NodeRegistry } from '../nodes/index';
 import { HostCallError } from './exit-codes';
 import { readTextFile } from './files';
@@ -39,12 +40,12 @@ function callError(e: ApiError): Error {
 
 /**
  * The contract's handlers over `engine`, as one typed {@link Call}. An unexpected error's stack
- * goes to stderr only with `RUNNEL_DEBUG` set; the message always reaches the user as INTERNAL.
+ * goes to stderr only with `RUNNEL_DEBUG=1` (engine/debug.ts); the message always reaches the user as INTERNAL.
  */
 export function clientOf(engine: Engine, io: CliIo): Call {
   const handlers = createHandlers(engine);
   const log = (message: string, error: unknown) => {
-    if (process.env.RUNNEL_DEBUG) io.stderr(`${message}: ${error instanceof Error ? (error.stack ?? error.message) : JSON.stringify(error)}\n`);
+    if (debugEnabled()) io.stderr(`${message}: ${error instanceof Error ? (error.stack ?? error.message) : JSON.stringify(error)}\n`);
   };
   return async <C extends Channel>(channel: C, input: Input<C>): Promise<Output<C>> => {
     const r = await dispatch(handlers, channel, input, { log });

@@ -8,6 +8,7 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import { LIMITS } from '../api/contract';
 import { EngineError } from '../errors';
 import { isPostgresUrl, redactUrl } from '../db/postgres/errors';
+import { describeValueProblem, findValueProblem, formatValuePath } from '../dsl/value-limits';
 import { readTextFile } from './files';
 import type { CliIo } from './output';
 
@@ -34,12 +35,22 @@ export function usage(message: string, details?: unknown): EngineError {
   return new EngineError('INVALID_INPUT', message, { kind: 'user', retryable: false, details });
 }
 
-/** A commander parser of a positive safe integer, naming `flag` when the value is not one. */
+/**
+ * Why `value` is not a positive safe integer (1 … 2^53−1), or undefined when it is: not digits or
+ * zero ("a positive integer"), or digits above 2^53−1 ("too large": JavaScript numbers hold whole
+ * numbers exactly only up to there, and ids never get that high).
+ */
+function positiveIntProblem(value: string): string | undefined {
+  if (!/^\d+$/.test(value) || !/[1-9]/.test(value)) return `a positive integer (got "${value}")`;
+  if (!Number.isSafeInteger(Number(value))) return `at most ${Number.MAX_SAFE_INTEGER} (2^53−1): "${value}" is too large`;
+  return undefined;
+}
+
+/** A commander parser of a positive safe integer, naming `flag` when the value is not one (or is too large). */
 export function positiveInt(flag: string) {
   return (value: string): number => {
-    if (!/^\d+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value))) {
-      throw new InvalidArgumentError(`${flag} must be a positive integer (got "${value}")`);
-    }
+    const problem = positiveIntProblem(value);
+    if (problem) throw new InvalidArgumentError(`${flag} must be ${problem}`);
     return Number(value);
   };
 }
@@ -52,11 +63,10 @@ export function portNumber(value: string): number {
   return Number(value);
 }
 
-/** A commander parser of an instance id argument: a positive safe integer. */
+/** A commander parser of an instance id argument: a positive safe integer (one above 2^53−1 is said to be too large). */
 export function instanceIdArg(value: string): number {
-  if (!/^\d+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value))) {
-    throw new InvalidArgumentError(`an instance id is a positive integer (got "${value}")`);
-  }
+  const problem = positiveIntProblem(value);
+  if (problem) throw new InvalidArgumentError(`an instance id is ${problem}`);
   return Number(value);
 }
 
@@ -80,16 +90,32 @@ function describeJsonType(v: unknown): string {
 }
 
 /**
- * Parses a flag's JSON value.
+ * Parses a flag's JSON value, refused where any value is refused (engine/dsl/value-limits.ts):
+ * nested too deep, a `__proto__` key, or a number JSON cannot keep (`1e999` parses to Infinity,
+ * which would be stored as null).
  *
- * @throws EngineError INVALID_INPUT naming the flag.
+ * @param code the error of a value refused that way: INVALID_INPUT (default), or
+ *   INVALID_VARIABLES for `--vars` / `--vars-file`, with `details` `[{ field, message }]` as
+ *   checkVariables gives them.
+ * @throws EngineError INVALID_INPUT naming the flag (not JSON), or `code` naming the flag and the path.
  */
-export function parseJsonFlag(flag: string, text: string): unknown {
+export function parseJsonFlag(flag: string, text: string, code: 'INVALID_INPUT' | 'INVALID_VARIABLES' = 'INVALID_INPUT'): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    value = JSON.parse(text) as unknown;
   } catch (err) {
     throw usage(`${flag} is not valid JSON: ${(err as Error).message}`, { flag });
   }
+  const problem = findValueProblem(value);
+  if (problem) {
+    const message = describeValueProblem(flag, problem);
+    throw new EngineError(code, message, {
+      kind: 'user',
+      retryable: false,
+      details: code === 'INVALID_VARIABLES' ? [{ field: formatValuePath(problem.path), message: describeValueProblem('the value', problem) }] : { flag, path: problem.path },
+    });
+  }
+  return value;
 }
 
 function jsonObjectFlag(flag: string, value: unknown): Record<string, unknown> {
@@ -110,9 +136,9 @@ export async function parseVariables(opts: { vars?: string; varsFile?: string })
   let out: Record<string, unknown> | undefined;
   if (opts.varsFile !== undefined) {
     const text = await readTextFile(opts.varsFile, { flag: '--vars-file', limitBytes: LIMITS.valueBytes });
-    out = jsonObjectFlag('--vars-file', parseJsonFlag('--vars-file', text));
+    out = jsonObjectFlag('--vars-file', parseJsonFlag('--vars-file', text, 'INVALID_VARIABLES'));
   }
-  if (opts.vars !== undefined) out = { ...out, ...jsonObjectFlag('--vars', parseJsonFlag('--vars', opts.vars)) };
+  if (opts.vars !== undefined) out = { ...out, ...jsonObjectFlag('--vars', parseJsonFlag('--vars', opts.vars, 'INVALID_VARIABLES')) };
   return out;
 }
 

@@ -4,6 +4,7 @@
  * command: output to it is dropped and the command finishes its work (its exit code still tells
  * the outcome).
  */
+import { debugEnabled } from '../debug';
 import { EngineError } from '../errors';
 import { ExitCode, HostCallError, exitCodeForError } from './exit-codes';
 
@@ -68,7 +69,7 @@ export function problemsOf(err: unknown): ProblemLine[] | undefined {
 /**
  * Prints an error as `error: <CODE>: message` (plus one line per validation problem) and returns
  * the exit code: 2 for user errors, 1 otherwise. Never a stack trace for a typed error (with
- * `RUNNEL_DEBUG` set, an unexpected one's stack follows); an untyped error is a bug and prints
+ * `RUNNEL_DEBUG=1` or `true`, an unexpected one's stack follows); an untyped error is a bug and prints
  * its stack.
  */
 export function reportError(err: unknown, io: CliIo): number {
@@ -76,7 +77,7 @@ export function reportError(err: unknown, io: CliIo): number {
     io.stderr(`error: ${err.code}: ${err.message}\n`);
     for (const p of problemsOf(err) ?? []) io.stderr(`  ${p.code} ${p.message}\n`);
     const code = exitCodeForError(err);
-    if (code !== ExitCode.USAGE && err.stack && process.env.RUNNEL_DEBUG) io.stderr(`${err.stack}\n`);
+    if (code !== ExitCode.USAGE && err.stack && debugEnabled()) io.stderr(`${err.stack}\n`);
     return code;
   }
   const e = err instanceof Error ? err : new Error(String(err));

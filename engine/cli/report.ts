@@ -20,10 +20,14 @@ interface SuspensionView {
 /** The hint of an instance left for a worker to carry on. */
 export const CARRIES_ON = ' (a worker carries it on: npx runnel worker, or pass --wait)';
 
-/** The human report of an instance: status line, nodes, and what a person can do next. */
-export async function describeInstance(call: Call, inst: InstanceDetail, dbFlag: string): Promise<string> {
+/**
+ * The human report of an instance: status line, nodes, and what a person can do next. The commands
+ * it suggests work as printed (one action each, the others named after it; the `--plugin` modules
+ * this command loaded, which the instance's node types may need).
+ */
+export async function describeInstance(call: Call, inst: InstanceDetail, dbFlag: string, plugins: readonly string[] = []): Promise<string> {
   const lines: string[] = [];
-  const db = shellQuote(dbFlag);
+  const db = shellQuote(dbFlag) + plugins.map((p) => ` --plugin ${shellQuote(p)}`).join('');
   let order: string[] = [];
   try {
     order = (await call('workflow:get', { name: inst.workflow, version: inst.workflowVersion })).definition.nodes.map((n) => n.id);
@@ -49,14 +53,14 @@ export async function describeInstance(call: Call, inst: InstanceDetail, dbFlag:
     const wait = n.wait as { kind?: string; prompt?: string } | undefined;
     if (n.status !== 'WAITING' || wait?.kind !== 'approval') continue;
     lines.push(`waiting for a person at "${n.id}"${wait.prompt ? `: ${wait.prompt}` : ''}`);
-    lines.push(`  decide with: npx runnel approve ${inst.id} ${shellQuote(n.id)} --approve|--reject --db ${db}`);
+    lines.push(`  decide with: npx runnel approve ${inst.id} ${shellQuote(n.id)} --approve --db ${db} (or --reject)`);
   }
   const s = inst.suspension as SuspensionView | undefined;
   if (inst.status === 'SUSPENDED' && s) {
     lines.push(
       `suspended at "${s.nodeId}" (${s.kind === 'incident' ? 'its retries ran out' : 'its compensation failed'} after ${s.attempts} attempt${s.attempts === 1 ? '' : 's'}): ${errorText(s.error)}`,
     );
-    lines.push(`  resume with: npx runnel resume ${inst.id} --action retry|skip|fail --db ${db}`);
+    lines.push(`  resume with: npx runnel resume ${inst.id} --action retry --db ${db} (or --action skip, --action fail)`);
   }
   if (inst.status === 'FAILED') lines.push(`  retry with: npx runnel retry ${inst.id} --db ${db}`);
   return `${lines.join('\n')}\n`;
@@ -132,7 +136,7 @@ export async function waitAndReport(engine: Engine, call: Call, id: number, o: C
   }
   const inst = await call('instance:get', { id });
   if (o.json) json(run.io, inst);
-  else run.io.stdout(await describeInstance(call, inst, shownDb(o.db)));
+  else run.io.stdout(await describeInstance(call, inst, shownDb(o.db), o.plugin));
   if (!settled) {
     run.io.stderr(
       `interrupted: instance ${id} is ${inst.status}; a worker carries it on (npx runnel worker --db ${shellQuote(shownDb(o.db))})\n`,

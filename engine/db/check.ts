@@ -17,10 +17,16 @@
  *   clock jump in between: ids no longer increase with time (the change feed's cursor relies on it);
  * - `WAL_OVER_BOUND`: the write-ahead log is larger than its bound (a reader holds old frames);
  * - `INTEGRITY`, `FOREIGN_KEY`: what SQLite's checks say.
+ *
+ * Damage found (`INTEGRITY`) is recorded as a read that meets damaged pages records it
+ * (engine/db/damage.ts `recordDamage`: `<file>-damaged` beside the file), so that no Runnel process
+ * writes into the damaged file after the check said so, until a person removes the note. The
+ * note is the one thing a check writes, and only beside the file.
  */
 import fs from 'node:fs';
 import Database from 'better-sqlite3';
-import { damageMarker, isCorruptError } from './damage';
+import { EngineError } from '../errors';
+import { damageMarker, isCorruptError, recordDamage } from './damage';
 import { WAL_SIZE_LIMIT_BYTES } from './open-database';
 
 /** The kinds of {@link Violation}, each a line of the module doc. */
@@ -55,7 +61,10 @@ export interface CheckReport {
   violations: Violation[];
   /** What was looked at: instances, live instances, schedule rows, history rows, WAL bytes and its bound. */
   counts: { instances: number; live: number; schedule: number; history: number; walBytes: number; walLimitBytes: number };
-  /** A damage note beside the file (`<file>-damaged`) that a person should remove once the file is sound, or null. */
+  /**
+   * A damage note beside the file (`<file>-damaged`: written by this check when it found
+   * `INTEGRITY` violations, or by any process before) that a person should remove once the file is sound, or null.
+   */
   damageMarker: string | null;
   /** How long the check took, ms. */
   elapsedMs: number;
@@ -159,7 +168,7 @@ function listed(kind: ViolationKind, rows: Record<string, unknown>[], message: (
  * Checks the Runnel database `file` (see the module doc). Damage SQLite reports (a file that is
  * not a database, pages that do not read) is an `INTEGRITY` violation, not an error: the report
  * says what is wrong. The engine's invariants are checked only on a file that passes SQLite's
- * integrity check.
+ * integrity check. Damage found is recorded beside the file (`<file>-damaged`, see the module doc).
  *
  * @param options.walLimitBytes the WAL's bound, bytes (default {@link WAL_SIZE_LIMIT_BYTES}).
  * @throws Error only for what is not about the file's content (it cannot be opened at all: a
@@ -170,8 +179,17 @@ export function checkDatabase(file: string, options: { walLimitBytes?: number; n
   const walLimitBytes = options.walLimitBytes ?? WAL_SIZE_LIMIT_BYTES;
   const violations: Violation[] = [];
   const counts = { instances: 0, live: 0, schedule: 0, history: 0, walBytes: 0, walLimitBytes };
-  const marker = fs.existsSync(damageMarker(file)) ? damageMarker(file) : null;
-  const report = (): CheckReport => ({ file, ok: violations.length === 0, violations, counts, damageMarker: marker, elapsedMs: Date.now() - started });
+  const report = (): CheckReport => {
+    const damage = violations.filter((v) => v.kind === 'INTEGRITY');
+    if (damage.length > 0) {
+      // integrity_check's first row may hold many lines: the note keeps the first, and the count.
+      const first = (damage[0]?.message ?? '').split('\n').slice(0, 2).join(' ').slice(0, 300);
+      const said = `runnel check found ${damage.length} INTEGRITY violation${damage.length === 1 ? '' : 's'}, the first: ${first}`;
+      recordDamage(file, new EngineError('DATABASE_CORRUPT', said, { kind: 'user', retryable: false }));
+    }
+    const marker = fs.existsSync(damageMarker(file)) ? damageMarker(file) : null;
+    return { file, ok: violations.length === 0, violations, counts, damageMarker: marker, elapsedMs: Date.now() - started };
+  };
   counts.walBytes = fs.statSync(`${file}-wal`, { throwIfNoEntry: false })?.size ?? 0;
   if (counts.walBytes > walLimitBytes) {
     violations.push(

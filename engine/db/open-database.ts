@@ -152,6 +152,62 @@ export function databaseAccess(
   return companions.every((c) => fs.existsSync(c) && canWrite(c)) ? 'read-write' : 'read-only';
 }
 
+/** What a path is, without throwing: its stat, `missing`, or the errno that stopped the look (EACCES, ENOTDIR, …). */
+function statOf(target: string): fs.Stats | 'missing' | { errno: string } {
+  try {
+    return fs.statSync(target, { throwIfNoEntry: false }) ?? 'missing';
+  } catch (err) {
+    const code = (err as { code?: string }).code ?? 'EIO';
+    return code === 'ENOENT' ? 'missing' : { errno: code };
+  }
+}
+
+/** The error of a path that cannot be looked at (`errno` from stat): EACCES → DATABASE_READONLY, else NOT_FOUND. */
+function unreachable(file: string, errno: string): EngineError {
+  if (errno === 'EACCES' || errno === 'EPERM') {
+    return new EngineError('DATABASE_READONLY', `cannot use ${file}: no permission to enter ${path.dirname(file)} (or a directory above it)`, { retryable: false });
+  }
+  const why = errno === 'ENOTDIR' ? 'a part of the path above it is a file, not a directory' : `the path cannot be looked at (${errno})`;
+  return new EngineError('NOT_FOUND', `cannot use ${file}: ${why}`, { kind: 'user', retryable: false });
+}
+
+/**
+ * Why a new database file cannot be created at `file` (absolute), or undefined when it may be:
+ * its directory is missing or not a directory (NOT_FOUND), or this process may not write there
+ * (DATABASE_READONLY). SQLite said only "unable to open database file" (as INTERNAL, exit 1).
+ */
+export function creationError(file: string, canWrite: (target: string) => boolean = canWriteDefault): EngineError | undefined {
+  const dir = path.dirname(file);
+  const stat = statOf(dir);
+  if (stat === 'missing') return new EngineError('NOT_FOUND', `cannot create ${file}: directory ${dir} does not exist`, { kind: 'user', retryable: false });
+  if ('errno' in stat) return unreachable(file, stat.errno);
+  if (!stat.isDirectory()) return new EngineError('NOT_FOUND', `cannot create ${file}: ${dir} is ${describeFileKind(stat)}, not a directory`, { kind: 'user', retryable: false });
+  if (!canWrite(dir)) {
+    return new EngineError('DATABASE_READONLY', `cannot create ${file}: directory ${dir} is not writable by this user. Make it writable, or pass --db with a path in a writable directory`, { retryable: false });
+  }
+  return undefined;
+}
+
+/**
+ * Why SQLite could not create a missing `file` in a directory that looks writable (a file system
+ * that refuses new files, such as /proc, or one mounted read-only): the errno of trying to create
+ * it ourselves (and removing it again), as DATABASE_READONLY or NOT_FOUND.
+ */
+function creationFailure(file: string, err: unknown): EngineError {
+  const said = (err as Error).message;
+  try {
+    fs.closeSync(fs.openSync(file, 'wx'));
+    fs.rmSync(file, { force: true });
+  } catch (probe) {
+    const errno = (probe as { code?: string }).code ?? 'EIO';
+    if (errno === 'EACCES' || errno === 'EPERM' || errno === 'EROFS') {
+      return new EngineError('DATABASE_READONLY', `cannot create ${file}: ${path.dirname(file)} does not accept new files (${errno}${errno === 'EROFS' ? ': a read-only file system' : ''})`, { cause: err, retryable: false });
+    }
+    return new EngineError('NOT_FOUND', `cannot create ${file}: ${path.dirname(file)} does not accept new files (${errno}; SQLite: ${said})`, { cause: err, kind: 'user', retryable: false });
+  }
+  return new EngineError('INTERNAL', `cannot create ${file}: ${said}`, { cause: err });
+}
+
 /** The error of a write asked of a read-only database. */
 function readonlyError(file: string, cause?: unknown): EngineError {
   return new EngineError(
@@ -166,8 +222,9 @@ function isReadonlyError(err: unknown): boolean {
   return typeof code === 'string' && code.startsWith('SQLITE_READONLY');
 }
 
-function describeOpenError(file: string, err: unknown, readonly = false): EngineError {
+function describeOpenError(file: string, err: unknown, readonly = false, created = false): EngineError {
   const code = (err as { code?: string }).code ?? '';
+  if (created && code.startsWith('SQLITE_CANTOPEN')) return creationError(file) ?? creationFailure(file, err);
   if (code === 'SQLITE_READONLY_DIRECTORY' || code === 'SQLITE_READONLY_CANTINIT' || (readonly && code.startsWith('SQLITE_CANTOPEN'))) {
     // A WAL database is read through its -shm index, which SQLite must create beside the file.
     return new EngineError(
@@ -257,24 +314,25 @@ export function describeFileKind(stat: fs.Stats): string {
  * engine/db/postgres/storage.ts) and answers `{ file: <the URL without its password>, exists: true }`
  * (Runnel never creates a database on a server).
  *
- * @throws EngineError NOT_FOUND (missing file or directory), INVALID_INPUT (not a regular file),
+ * @throws EngineError NOT_FOUND (missing file or directory, a file where a directory should be),
+ *   DATABASE_READONLY (a missing file in a directory this user may not write or enter), INVALID_INPUT (not a regular file),
  *   DATABASE_CORRUPT (empty when it must exist, not SQLite, or not a Runnel database), all of
  *   kind `user`.
  */
 export function probeDatabase(file: string, options: { mustExist?: boolean; nativeBinding?: string } = {}): DatabaseProbe {
   if (isPostgresUrl(file)) return { file: redactUrl(file), exists: true };
   const resolved = path.resolve(file);
-  const stat = fs.statSync(resolved, { throwIfNoEntry: false });
-  if (!stat) {
+  const found = statOf(resolved);
+  if (typeof found === 'object' && 'errno' in found) throw unreachable(resolved, found.errno);
+  if (found === 'missing') {
     if (options.mustExist) {
       throw new EngineError('NOT_FOUND', `database file ${resolved} does not exist (run "npx runnel init" or pass --db)`);
     }
-    const dir = path.dirname(resolved);
-    if (!fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory()) {
-      throw new EngineError('NOT_FOUND', `cannot create ${resolved}: directory ${dir} does not exist`);
-    }
+    const refused = creationError(resolved);
+    if (refused) throw refused;
     return { file: resolved, exists: false };
   }
+  const stat = found;
   if (!stat.isFile()) {
     throw new EngineError('INVALID_INPUT', `database path ${resolved} is ${describeFileKind(stat)}, not a database file`, {
       details: { file: resolved },
@@ -329,7 +387,9 @@ export function probeDatabase(file: string, options: { mustExist?: boolean; nati
  * Read-only when {@link OpenOptions.readonly} says so, or (by default) when the file cannot be
  * written ({@link databaseAccess}): no migration, no journal-mode change, no checkpoint.
  *
- * @throws EngineError NOT_FOUND when `mustExist` and the file is missing; DATABASE_CORRUPT when the
+ * @throws EngineError NOT_FOUND when `mustExist` and the file is missing, or a missing file's
+ * directory is missing or not a directory; DATABASE_READONLY when a missing file cannot be created
+ * (its directory is not writable, or does not accept new files); DATABASE_CORRUPT when the
  * file is not a SQLite database; DATABASE_NEWER when its schema is newer than this build;
  * DATABASE_READONLY when a read-only file cannot be read (a WAL file whose -shm cannot be created)
  * or needs a migration.
@@ -340,10 +400,18 @@ export function openDatabase(file: string, options: OpenOptions = {}): RunnelDb 
     throw new EngineError('NOT_FOUND', `database file ${resolved} does not exist (run "npx runnel init" or pass --db)`);
   }
   const readonly = resolved !== ':memory:' && (options.readonly ?? databaseAccess(resolved) === 'read-only');
-  if (readonly && !fs.existsSync(resolved)) {
+  const created = resolved !== ':memory:' && !fs.existsSync(resolved);
+  if (readonly && created) {
     throw new EngineError('NOT_FOUND', `database file ${resolved} does not exist (a read-only open cannot create it)`);
   }
+  if (created) {
+    const refused = creationError(resolved);
+    if (refused) throw refused;
+  }
   const busyTimeoutMs = Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000));
+  // A file noted damaged is not written at all, from the open on: no journal-mode change (it
+  // rewrites the header of a file in rollback mode) and no migration.
+  const noted = readonly ? undefined : damageFound(resolved);
   let raw: Database.Database;
   try {
     raw = new Database(resolved, {
@@ -351,20 +419,20 @@ export function openDatabase(file: string, options: OpenOptions = {}): RunnelDb 
       ...(readonly ? { readonly: true, fileMustExist: true } : {}),
     });
   } catch (err) {
-    throw describeOpenError(resolved, err, readonly);
+    throw describeOpenError(resolved, err, readonly, created);
   }
   try {
     raw.pragma(`busy_timeout = ${busyTimeoutMs}`);
     // Reading the schema first surfaces SQLITE_NOTADB before any write touches the file.
     raw.pragma('schema_version');
-    if (!readonly) raw.pragma('journal_mode = WAL');
+    if (!readonly && !noted) raw.pragma('journal_mode = WAL');
     raw.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
     raw.pragma('foreign_keys = ON');
     raw.pragma(`wal_autocheckpoint = ${Math.max(0, Math.floor(options.walAutocheckpoint ?? 1000))}`);
     raw.pragma('temp_store = MEMORY');
     if (!readonly) raw.pragma(`journal_size_limit = ${Math.max(0, Math.floor(options.walLimitBytes ?? WAL_SIZE_LIMIT_BYTES))}`);
     if (readonly) checkReadableSchema(raw, resolved);
-    else if (options.migrate !== false) migrate(raw);
+    else if (options.migrate !== false && !noted) migrate(raw);
   } catch (err) {
     if (err instanceof Error && (err as { code?: unknown }).code === 'SQLITE_ERROR') {
       try {
@@ -390,7 +458,7 @@ export function openDatabase(file: string, options: OpenOptions = {}): RunnelDb 
     }
   };
 
-  let damaged: EngineError | undefined = readonly ? undefined : damageFound(resolved);
+  let damaged: EngineError | undefined = noted;
   const markDamaged = (error: EngineError): void => {
     if (damaged) return;
     damaged = error;

@@ -5,7 +5,7 @@
  */
 import { parseDocument } from 'yaml';
 import { EngineError } from '../errors';
-import { describeValueProblem, findValueProblem } from './value-limits';
+import { describeValueProblem, findValueProblem, valueProblemCode } from './value-limits';
 
 /**
  * Most alias expansions one YAML document may make.
@@ -234,7 +234,7 @@ export function parseWorkflowText(text: string, fileName?: string): unknown {
   const nesting = findValueProblem(value);
   if (nesting) {
     throw new EngineError('INVALID_WORKFLOW', `${fileName ?? 'workflow'}: ${describeValueProblem('the file', nesting)}`, {
-      details: [{ code: nesting.kind === 'prototype' ? 'PROTOTYPE_KEY' : 'TOO_DEEP', message: describeValueProblem('the file', nesting), path: nesting.path }],
+      details: [{ code: valueProblemCode(nesting), message: describeValueProblem('the file', nesting), path: nesting.path }],
     });
   }
   return value;

@@ -16,6 +16,7 @@ import {
   nodeSubject,
   problem,
   showPath,
+  tightestBounds,
   str,
   type Json,
   type LooseNode,
@@ -95,7 +96,7 @@ function checkTypeAndConfig(
     }
   }
   if (!parsed.success) {
-    for (const issue of parsed.error.issues) {
+    for (const issue of tightestBounds(parsed.error.issues)) {
       const local = issue.path.filter((k): k is string | number => typeof k !== 'symbol');
       // Templates are rendered at run time, so "{{ n }}" where a number is expected is fine.
       const templated = local.some((_, i) => isTemplated(getAt(config, local.slice(0, i + 1)), templates));

@@ -19,6 +19,8 @@ export const ProblemCodes = {
   TOO_DEEP: 'TOO_DEEP',
   /** A `__proto__` key somewhere in the definition (it would be lost where the value is copied): the message gives the path. */
   PROTOTYPE_KEY: 'PROTOTYPE_KEY',
+  /** A number JSON cannot keep (Infinity, NaN: `1e999` parses to Infinity) somewhere in the definition: the message gives the path. */
+  NOT_FINITE: 'NOT_FINITE',
   /** A required field is absent (from the schema). */
   MISSING_FIELD: 'MISSING_FIELD',
   /** A field the format does not know, e.g. a typo such as `retyr` (from the schema). */
@@ -197,6 +199,28 @@ export function nodeSubject(node: LooseNode | undefined, index: number): Subject
 export function edgeSubject(edge: LooseEdge | undefined, index: number): Subject {
   if (edge?.id !== undefined) return { label: `edge ${JSON.stringify(edge.id)}`, edgeId: edge.id };
   return { label: `edges[${index}]` };
+}
+
+type SchemaIssue = z.core.$ZodIssue;
+
+/**
+ * The issues with, per field, only the tightest bound it breaks: zod's `.int()` carries its own
+ * bound of 2^53−1 beside the field's `.max(1000)`, so `maxAttempts: 1e23` was reported twice with
+ * two limits. Of several `too_big` issues on one path the smallest maximum stays, of several
+ * `too_small` the largest minimum.
+ */
+export function tightestBounds(issues: readonly SchemaIssue[]): SchemaIssue[] {
+  const tightest = new Map<string, SchemaIssue>();
+  const bound = (i: SchemaIssue): number | undefined =>
+    i.code === 'too_big' ? Number(i.maximum) : i.code === 'too_small' ? Number(i.minimum) : undefined;
+  for (const issue of issues) {
+    if (bound(issue) === undefined) continue;
+    const key = `${issue.code}:${JSON.stringify(issue.path)}`;
+    const held = tightest.get(key);
+    const tighter = issue.code === 'too_big' ? (a: number, b: number) => a < b : (a: number, b: number) => a > b;
+    if (!held || tighter(bound(issue) as number, bound(held) as number)) tightest.set(key, issue);
+  }
+  return issues.filter((i) => bound(i) === undefined || tightest.get(`${i.code}:${JSON.stringify(i.path)}`) === i);
 }
 
 /** A {@link Problem} whose message is `<subject>: <text>`, with the subject's node or edge id. */

@@ -12,13 +12,13 @@
  * validate-expressions.ts (JSONata and templates) and validate-input-schema.ts.
  */
 import { EngineError } from '../errors';
-import { describeValueProblem, findValueProblem } from './value-limits';
+import { describeValueProblem, findValueProblem, valueProblemCode } from './value-limits';
 import { WorkflowSchema, type Workflow } from './schema';
 import { checkEdgeExpressions } from './validate-expressions';
 import { checkGraph, checkIds } from './validate-graph';
 import { checkInputSchema } from './validate-input-schema';
 import { checkIntervals, checkNodes, looseRetry, type TypeCatalog } from './validate-nodes';
-import { isRecord, readLoose, schemaProblems, type Problem } from './validate-problems';
+import { isRecord, nodeSubject, problem, readLoose, schemaProblems, tightestBounds, type LooseNode, type Problem } from './validate-problems';
 
 export { ProblemCodes, type Problem, type ProblemCode } from './validate-problems';
 export type { TypeCatalog, TypeInfo } from './validate-nodes';
@@ -61,16 +61,17 @@ export function validateWorkflow(
   // before any of them runs.
   const nesting = findValueProblem(raw);
   if (nesting) {
-    return { ok: false, problems: [{ code: nesting.kind === 'prototype' ? 'PROTOTYPE_KEY' : 'TOO_DEEP', message: describeValueProblem('the workflow', nesting), path: nesting.path }] };
+    return { ok: false, problems: [{ code: valueProblemCode(nesting), message: describeValueProblem('the workflow', nesting), path: nesting.path }] };
   }
   const { nodes, edges, nodesArray } = readLoose(raw);
   const parsed = WorkflowSchema.safeParse(raw);
   if (!parsed.success) {
-    for (const issue of parsed.error.issues) problems.push(...schemaProblems(issue, raw, nodes, edges));
+    for (const issue of tightestBounds(parsed.error.issues)) problems.push(...schemaProblems(issue, raw, nodes, edges));
   }
   const workflowRetry = isRecord(raw) ? looseRetry(raw['retry']) : undefined;
   if (isRecord(raw))
     checkIntervals(raw['retry'], undefined, { label: 'workflow' }, ['retry'], 'retry', problems);
+  checkNames(raw, nodes, problems);
   checkInputSchema(raw, options.compileInputSchema ?? CAN_COMPILE_SCHEMAS, problems);
   checkIds(nodes, edges, problems);
   checkGraph(nodes, edges, nodesArray, problems);
@@ -79,6 +80,33 @@ export function validateWorkflow(
 
   if (parsed.success && problems.length === 0) return { ok: true, workflow: parsed.data, problems: [] };
   return parsed.success ? { ok: false, problems, workflow: parsed.data } : { ok: false, problems };
+}
+
+/**
+ * Why a workflow name is refused by its spacing, or undefined: blank (only spaces: it looks like
+ * no name in every list), or spaces at its start or end (`"orders "` and `"orders"` read the same in
+ * a list but are two workflows, and `runnel start orders` finds only one). Spaces inside are fine.
+ * Checked on save (validation and rename), not on reading a stored version: one saved before the
+ * rule still loads.
+ */
+export function workflowNameSpacing(name: string): string | undefined {
+  if (name.trim() === '') return 'must not be blank (only spaces)';
+  if (name.trim() !== name) return `must not start or end with spaces (${JSON.stringify(name)}): use ${JSON.stringify(name.trim())}`;
+  return undefined;
+}
+
+/** The spacing of the workflow's name ({@link workflowNameSpacing}) and of node names (not blank). */
+function checkNames(raw: unknown, nodes: readonly LooseNode[], problems: Problem[]): void {
+  if (!isRecord(raw)) return;
+  const name = raw['name'];
+  // An empty or non-string name is the schema's problem already.
+  const spacing = typeof name === 'string' && name !== '' ? workflowNameSpacing(name) : undefined;
+  if (spacing) problems.push(problem('INVALID_FIELD', { label: 'workflow' }, `name ${spacing}`, ['name']));
+  for (const n of nodes) {
+    const label = isRecord(n.raw) ? n.raw['name'] : undefined;
+    if (typeof label !== 'string' || label === '' || label.trim() !== '') continue;
+    problems.push(problem('INVALID_FIELD', nodeSubject(n, n.index), 'name must not be blank (only spaces): leave it out to show the id', ['nodes', n.index, 'name']));
+  }
 }
 
 /** Problems as text, one line each: `CODE message`. */

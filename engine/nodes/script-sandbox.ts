@@ -114,7 +114,7 @@ export function executeOn(module: QuickJSModuleLike, ctx: NodeContext<ScriptConf
   throwIfAborted(ctx.signal, 'script');
   const run = runScript({ module }, ctx, scriptData(ctx), { crashed: false, outOfMemory: false });
   if ('error' in run) throw run.error;
-  return { output: JSON.parse(run.json) as unknown };
+  return { output: parseScriptResult(run.json) };
 }
 
 /** The error of a script over its memory limit; `what` says where, when it did not run yet. */
@@ -145,6 +145,22 @@ interface ThrownInfo {
   line?: number;
 }
 
+/** How the sandbox writes a number JSON cannot keep in a result: this prefix, then `Infinity`, `-Infinity` or `NaN`. */
+const NON_FINITE_MARK = '\u0000runnel:non-finite:';
+
+/**
+ * A script's result from the JSON text the sandbox wrote. Text that starts with `!` (never valid
+ * JSON; a NUL would end the C string QuickJS hands over) holds numbers JSON cannot keep, written as {@link NON_FINITE_MARK} strings: they are read
+ * back as the numbers, so the engine refuses the result as INVALID_RESULT naming their path
+ * (engine/dsl/value-limits.ts) instead of storing null.
+ */
+export function parseScriptResult(json: string): unknown {
+  if (!json.startsWith('!')) return JSON.parse(json) as unknown;
+  return JSON.parse(json.slice(1), (_key, v: unknown) =>
+    typeof v === 'string' && v.startsWith(NON_FINITE_MARK) ? Number(v.slice(NON_FINITE_MARK.length)) : v,
+  ) as unknown;
+}
+
 /**
  * Runs in the sandbox before the user's code, while the globals are still pristine: installs
  * `console` over a host `emit(level, text)` and returns helpers that use the original
@@ -165,7 +181,20 @@ const PRELUDE = `(function (emit) {
     warn: logger('warn'), error: logger('error'),
   });
   const call = (fn, input, variables, steps) => fn(parse(input), parse(variables), parse(steps));
-  const toJson = (value) => stringify(value);
+  // JSON writes Infinity and NaN as null: a result holding one is sent marked (see parseScriptResult),
+  // so the engine refuses it with its path instead of storing null. Only text with a null is looked at twice.
+  const finite = Number.isFinite;
+  const toJson = (value) => {
+    const json = stringify(value);
+    if (typeof json !== 'string' || json.indexOf('null') < 0) return json;
+    let found = false;
+    const marked = stringify(value, (key, v) => {
+      if (typeof v !== 'number' || finite(v)) return v;
+      found = true;
+      return ${JSON.stringify(NON_FINITE_MARK)} + String(v);
+    });
+    return found ? '!' + marked : json;
+  };
   const describe = (error) => {
     try {
       if (error !== null && typeof error === 'object') {

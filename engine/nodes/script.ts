@@ -13,6 +13,7 @@ import { SCRIPT_LIMITS, ScriptConfigSchema, scriptSyntaxProblems, type ScriptCon
 import {
   dataTooBig,
   executeOn,
+  parseScriptResult,
   scriptData,
   type QuickJSModuleLike,
   type ScriptThreadConfig,
@@ -91,7 +92,7 @@ export function createScriptNodeType(options: ScriptNodeOptions = {}): NodeType<
       };
       const pool = options.pool ?? defaultThreadPool();
       const result = await pool.run(SCRIPT_THREAD_MODULE, threadCtx, { code: 'SCRIPT_ERROR', what: 'script' });
-      return { output: 'output' in result ? (JSON.parse(result.output as string) as unknown) : null };
+      return { output: 'output' in result ? parseScriptResult(result.output as string) : null };
     },
   };
 }

@@ -63,7 +63,8 @@ function stepsOf(nodes: readonly { id: string; status: string; output?: unknown;
  * (`{ approved, data, comment, actor, decidedAt }`) and the instance goes on.
  *
  * @throws EngineError NOT_FOUND, INVALID_STATE (no approval waits there), CONFLICT (decided
- *   meanwhile), INVALID_INPUT (data the approval's `form` refuses, each field named),
+ *   meanwhile), INVALID_INPUT (data the approval's `form` refuses, each field named, or that no
+ *   value may hold: nested too deep, a `__proto__` key, a number that is not finite),
  *   RESULT_TOO_LARGE (the decision, or the variables with it, above the limit), DEADLINE_EXCEEDED
  *   (the instance had passed its deadline: it is failed instead).
  */
@@ -77,6 +78,9 @@ export async function approve(ctx: RuntimeContext, instanceId: number, nodeId: s
   const wf = await loadWorkflow(ctx, inst.workflowId);
   const node = wf.nodes.get(nodeId);
   if (!node) throw new EngineError('NOT_FOUND', `node "${nodeId}" is not in workflow ${wf.name}`);
+  // A person's data is theirs to fix: refused as input (with its path), not as the node's result.
+  const dataProblem = decision.data === undefined ? undefined : findValueProblem(decision.data);
+  if (dataProblem) throw new EngineError('INVALID_INPUT', `data: ${describeValueProblem('the decision data', dataProblem)}`, { kind: 'user', retryable: false });
   // The form the UI renders is checked here too, so no client (CLI, API) can send what it refuses.
   const form = (node.def.config as { form?: unknown } | undefined)?.form;
   if (decision.data !== undefined && typeof form === 'object' && form !== null && !Array.isArray(form)) {
@@ -109,7 +113,8 @@ export async function approve(ctx: RuntimeContext, instanceId: number, nodeId: s
  * its actor and the variables diff land in history in the same transaction.
  *
  * @throws EngineError NOT_FOUND, INVALID_STATE (not SUSPENDED), CONFLICT (version check),
- *   INVALID_VARIABLES, RESULT_TOO_LARGE (a skip's result), DEADLINE_EXCEEDED (past its deadline:
+ *   INVALID_VARIABLES (not an object, above the size limit, nested too deep, a `__proto__` key, a
+ *   number that is not finite), RESULT_TOO_LARGE or INVALID_RESULT (a skip's result), DEADLINE_EXCEEDED (past its deadline:
  *   failed instead).
  */
 export async function resume(ctx: RuntimeContext, instanceId: number, options: ResumeOptions): Promise<void> {

@@ -48,7 +48,9 @@ export async function decideEdges(edges: readonly CompiledEdge[], scope: Express
  * `given`: the result comes from a person (an approval decision, a skip's result), so a size
  * violation is theirs to fix (`kind: 'user'`) and the message says "the given result".
  *
- * @throws EngineError RESULT_TOO_LARGE (not retryable); EXPRESSION_ERROR from the mapping or a `when`.
+ * @throws EngineError RESULT_TOO_LARGE (above the size or nesting limit), INVALID_RESULT (a
+ *   `__proto__` key, or a number JSON cannot keep: Infinity, NaN), neither retryable;
+ *   EXPRESSION_ERROR from the mapping or a `when`.
  */
 export async function settleResult(node: CompiledNode, output: unknown, scope: ExpressionScope, maxBytes: number, given = false): Promise<SettledResult> {
   const value = output === undefined ? null : output;
@@ -60,7 +62,7 @@ export async function settleResult(node: CompiledNode, output: unknown, scope: E
   // Nested past the limit, the result would overflow the stack of what reads it next.
   const nesting = findValueProblem(value);
   if (nesting) {
-    throw new EngineError(nesting.kind === 'prototype' ? 'INVALID_RESULT' : 'RESULT_TOO_LARGE', `node "${node.id}": ${describeValueProblem(given ? 'the given result' : 'its result', nesting)}`, {
+    throw new EngineError(nesting.kind === 'deep' || nesting.kind === 'circular' ? 'RESULT_TOO_LARGE' : 'INVALID_RESULT', `node "${node.id}": ${describeValueProblem(given ? 'the given result' : 'its result', nesting)}`, {
       retryable: false,
       ...(given ? { kind: 'user' as const } : {}),
     });
@@ -72,7 +74,7 @@ export async function settleResult(node: CompiledNode, output: unknown, scope: E
   if (variables !== scope.variables) {
     const deep = findValueProblem(variables);
     if (deep) {
-      throw new EngineError(deep.kind === 'prototype' ? 'INVALID_RESULT' : 'RESULT_TOO_LARGE', `node "${node.id}": ${describeValueProblem('the variables it would make', deep)}`, {
+      throw new EngineError(deep.kind === 'deep' || deep.kind === 'circular' ? 'RESULT_TOO_LARGE' : 'INVALID_RESULT', `node "${node.id}": ${describeValueProblem('the variables it would make', deep)}`, {
         retryable: false,
         ...(given ? { kind: 'user' as const } : {}),
       });

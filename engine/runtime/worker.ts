@@ -7,6 +7,7 @@
  * Handler slots are counted here: what runs, plus claims committed (or being committed) and not
  * launched yet, which hold their slots from the transaction that took them until launch.
  */
+import { debugEnabled } from '../debug';
 import { EngineError } from '../errors';
 import type { LeaseKeeper, StorageBackend, WriteQueries } from '../store/port';
 import type { Clock } from './clock';
@@ -153,6 +154,9 @@ export class Worker {
    * releases the leases of any still running so another worker can take them at once.
    */
   async stop(graceMs = 10_000): Promise<void> {
+    // A worker that never ran and holds nothing (an engine a read command opened) has nothing to
+    // commit or release: no turn, so no write and no worker message from a command that ran none.
+    if (!this.running && this.inflight.size === 0 && !this.hasPendingOutcomes) return;
     this.stopping++;
     this.claiming = false;
     const deadline = Date.now() + graceMs;
@@ -163,7 +167,7 @@ export class Worker {
       try {
         await this.tick();
       } catch (err) {
-        this.turnFailed(err);
+        this.stopFailed('commit what finished', err);
       }
     };
     while ((this.inflight.size > 0 || this.held > 0) && Date.now() < deadline) {
@@ -179,7 +183,9 @@ export class Worker {
     await keeper?.stop();
     if (this.inflight.size > 0) {
       for (const f of this.inflight.values()) f.controller?.abort(new EngineError('CANCELLED', 'worker stopping'));
-      await this.deps.storage.releaseLeases(this.opts.owner, this.deps.clock.now()).catch((err: unknown) => this.turnFailed(err));
+      await this.deps.storage
+        .releaseLeases(this.opts.owner, this.deps.clock.now())
+        .catch((err: unknown) => this.stopFailed(`release the leases of ${this.inflight.size} running step${this.inflight.size === 1 ? '' : 's'}`, err));
     }
     // Claiming stops only for the stop itself: turns driven by hand afterwards (`tick()`) must
     // claim again, or they would silently run nothing.
@@ -270,7 +276,7 @@ export class Worker {
 
   /**
    * Logs a failed turn: one line when the failure differs from the last one (its code and
-   * message; the stack only with RUNNEL_DEBUG set), nothing while the same failure repeats.
+   * message; the stack only with RUNNEL_DEBUG=1), nothing while the same failure repeats.
    */
   private turnFailed(err: unknown): void {
     this.failedTurns++;
@@ -279,8 +285,25 @@ export class Worker {
     this.failureCode = code;
     const message = err instanceof Error ? err.message : String(err);
     console.error(`runnel worker: loop turns fail: ${code}: ${message} (retrying with backoff; said once until it changes)`);
-    if (process.env.RUNNEL_DEBUG && err instanceof Error && err.stack) console.error(err.stack);
+    if (debugEnabled() && err instanceof Error && err.stack) console.error(err.stack);
   }
+
+  /**
+   * Logs what a stop could not do (once per code, and not when the loop's turns said the same
+   * failure: {@link turnFailed}): nothing is retried, the
+   * leases it holds expire and their steps run again elsewhere, as after a crash.
+   */
+  private stopFailed(what: string, err: unknown): void {
+    const code = err instanceof EngineError ? err.code : err instanceof Error ? err.name : 'ERROR';
+    // Said already: by the loop's turns (the same failure) or by this stop.
+    if (code === this.failureCode || code === this.stopFailureCode) return;
+    this.stopFailureCode = code;
+    const message = err instanceof Error ? err.message : String(err);
+    console.error(`runnel worker: stopping: could not ${what}: ${code}: ${message} (its leases expire and the steps run again elsewhere)`);
+    if (debugEnabled() && err instanceof Error && err.stack) console.error(err.stack);
+  }
+
+  private stopFailureCode: string | undefined;
 
   /** Logs that turns commit again after failing. */
   private turnsRecovered(): void {

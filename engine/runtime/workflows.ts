@@ -5,7 +5,7 @@
 import { EngineError } from '../errors';
 import type { Workflow } from '../dsl/schema';
 import { nameText, WorkflowSchema } from '../dsl/schema';
-import { assertValidWorkflow, formatProblems, validateWorkflow, type Problem, type ValidationResult } from '../dsl/validate';
+import { assertValidWorkflow, formatProblems, validateWorkflow, workflowNameSpacing, type Problem, type ValidationResult } from '../dsl/validate';
 import { checkWorkflowCalls, workflowCalls, type CallLookup, type WorkflowCall } from '../dsl/validate-calls';
 import { describeValueProblem, findValueProblem } from '../dsl/value-limits';
 import { definitionHash, exportWorkflow } from '../dsl/export';
@@ -170,8 +170,9 @@ export async function listVersions(ctx: RuntimeContext, name: string): Promise<{
  */
 export async function renameWorkflow(ctx: RuntimeContext, name: string, newName: string): Promise<{ name: string; versions: number }> {
   const checked = nameText(200).safeParse(newName);
-  if (newName.trim() === '' || !checked.success) {
-    throw new EngineError('INVALID_INPUT', `newName: a workflow name is 1–200 characters, not only spaces${checked.success ? '' : `, and ${checked.error.issues[0]?.message ?? 'is invalid'}`}`);
+  const spacing = workflowNameSpacing(newName);
+  if (spacing !== undefined || !checked.success) {
+    throw new EngineError('INVALID_INPUT', `newName: a workflow name is 1–200 characters, not blank, without spaces at its ends${spacing === undefined ? '' : `; it ${spacing}`}${checked.success ? '' : `, and ${checked.error.issues[0]?.message ?? 'is invalid'}`}`);
   }
   return ctx.storage.write(({ workflows }) => {
     const rows = workflows.versions(name);

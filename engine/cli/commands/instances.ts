@@ -107,7 +107,7 @@ export function addInstanceCommands(program: Command, run: CliRun): void {
       const inst = await call('instance:get', { id });
       const history = o.history ? await fullHistory(call, id) : undefined;
       if (o.json) return json(io, history ? { ...inst, history } : inst);
-      io.stdout(await describeInstance(call, inst, shownDb(o.db)));
+      io.stdout(await describeInstance(call, inst, shownDb(o.db), o.plugin));
       io.stdout(
         `created ${time(inst.createdAt)}, started ${time(inst.startedAt)}, ended ${time(inst.endedAt)}${inst.businessKey ? `, business key ${inst.businessKey}` : ''}\n`,
       );

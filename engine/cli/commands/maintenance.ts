@@ -61,6 +61,9 @@ export function addMaintenanceCommands(program: Command, run: CliRun): void {
           : `${file}: ${report.violations.length} violation${report.violations.length === 1 ? '' : 's'} — ${seen}\n`,
       );
       if (report.ok && report.damageMarker) io.stderr(`the file passes; it was found damaged before: once you trust it, delete ${report.damageMarker}\n`);
+      if (!report.ok && report.damageMarker && report.violations.some((v) => v.kind === 'INTEGRITY')) {
+        io.stderr(`the damage is recorded in ${report.damageMarker}: no Runnel process writes to the file until it is deleted (once the file is sound or restored)\n`);
+      }
       if (!report.ok) io.stderr(`keep the file as it is, take a copy with: npx runnel backup <dest> --db ${shellQuote(file)}; then restore a backup or repair what is named\n`);
     }
     run.exitCode = report.ok ? ExitCode.OK : ExitCode.FAILED;

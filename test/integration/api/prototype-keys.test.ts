@@ -59,7 +59,7 @@ describe('"__proto__" keys', () => {
     expect((await runBin(['deploy', path.join(ctx.dir, 'plain.workflow.json'), '--db', db])).code).toBe(0);
     const start = await runBin(['start', 'plain', '--vars', '{"a":{"__proto__":{"polluted":1}}}', '--db', db]);
     expect(start.code).toBe(2);
-    expect(start.stderr).toMatch(/"__proto__" key at variables\.a\.__proto__/);
+    expect(start.stderr).toMatch(/INVALID_VARIABLES: --vars: a "__proto__" key at a\.__proto__/);
   });
 
   it('in a node result fail the node, non-retryable, naming the key', async () => {

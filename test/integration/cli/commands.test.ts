@@ -222,7 +222,7 @@ describe('runnel commands on a real file', () => {
 
     const human = await runCli('show', String(inst.id), '--db', db);
     expect(human.stdout).toContain('suspended at "boom" (its retries ran out after 2 attempts)');
-    expect(human.stdout).toContain(`resume with: npx runnel resume ${inst.id} --action retry|skip|fail`);
+    expect(human.stdout).toContain(`resume with: npx runnel resume ${inst.id} --action retry --db `);
 
     const resumed = await runCli(
       'resume',

@@ -313,3 +313,48 @@ describe('runnel: refusals write nothing', () => {
     expect(onDir.stderr).toContain('it is a directory');
   });
 });
+
+describe('runnel: numbers too large for an id or a count', () => {
+  it('say they are too large (above 2^53−1), not that they are not positive integers, before opening anything', async () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      const db = path.join(dir, 'none.db');
+      for (const args of [['show', '99999999999999999999'], ['cancel', '9007199254740992'], ['list', '--before', '99999999999999999999'], ['list', '--limit', '1e3']]) {
+        const r = await runCli(...args, '--db', db);
+        expect(r.code, args.join(' ')).toBe(2);
+        if (args.includes('1e3')) expect(r.stderr).toContain('--limit must be a positive integer (got "1e3")');
+        else expect(r.stderr).toMatch(/(an instance id is|--before must be) at most 9007199254740991 \(2\^53−1\): "\d+" is too large/);
+      }
+      const zero = await runCli('show', '0', '--db', db);
+      expect(zero.stderr).toContain('an instance id is a positive integer (got "0")');
+      expect(fs.existsSync(db)).toBe(false);
+    } finally {
+      cleanup();
+    }
+  });
+});
+
+describe('runnel validate: a number above an integer field\'s limit', () => {
+  it('is reported once per field, with the field\'s own limit (not also 2^53−1)', async () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      const file = path.join(dir, 'big.workflow.json');
+      fs.writeFileSync(
+        file,
+        '{"name":"big","retry":{"maxAttempts":1e23},"nodes":[{"id":"a","type":"pass","retry":{"maxAttempts":1e23},"timeoutMs":1e308},' +
+          '{"id":"b","type":"delay","config":{"durationMs":1e300}}]}',
+      );
+      const r = await runCli('validate', file);
+      expect(r.code).toBe(2);
+      const lines = r.stderr.split('\n').filter((l) => l.startsWith('  '));
+      expect(lines).toEqual([
+        '  RETRY_OUT_OF_RANGE workflow: retry.maxAttempts must be at most 1000 (got 1e+23)',
+        '  RETRY_OUT_OF_RANGE node "a": retry.maxAttempts must be at most 1000 (got 1e+23)',
+        '  INVALID_FIELD node "a": timeoutMs must be at most 2592000000 (got 1e+308)',
+        '  INVALID_CONFIG node "b": config.durationMs must be at most 31536000000 (got 1e+300)',
+      ]);
+    } finally {
+      cleanup();
+    }
+  });
+});

@@ -86,7 +86,7 @@ describe('runnel hints and tables', () => {
     );
     const r = await runCli('run', wf, '--db', db);
     expect(r.code).toBe(3);
-    expect(r.stdout).toContain(`resume with: npx runnel resume 1 --action retry|skip|fail --db ${db}`);
+    expect(r.stdout).toContain(`resume with: npx runnel resume 1 --action retry --db ${db} (or --action skip, --action fail)`);
     expect(r.stderr).toContain(`details: npx runnel show 1 --history --db ${db}`);
     expect(`${r.stdout}${r.stderr}`).not.toMatch(/(^|[^x] )runnel (resume|show|worker|approve) /m);
   });

@@ -178,6 +178,28 @@ describe('runnel check', () => {
     expect(report.violations.length).toBeGreaterThan(0);
     expect(new Set(kinds(report))).toEqual(new Set(['INTEGRITY']));
     expect(report.violations[0]?.message).toMatch(/^SQLite (integrity_check|cannot read it): /);
+
+    // and: the damage is recorded as a read that meets it records it, so nothing writes into the file after
+    expect(report.damageMarker).toBe(`${file}-damaged`);
+    expect(fs.existsSync(`${file}-damaged`)).toBe(true);
+    const before = fs.readFileSync(file);
+    const wf = path.join(tmp.dir, 'after-check.workflow.json');
+    fs.writeFileSync(wf, JSON.stringify({ name: 'after-check', nodes: [{ id: 'a', type: 'pass' }] }));
+    const run = await runCli('run', wf, '--db', file);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/DATABASE_CORRUPT: .* was found damaged at .*\(SQLite: runnel check found \d+ INTEGRITY violations?, the first: SQLite (integrity_check|cannot read it)[^\n]*\); Runnel does not write to it/);
+    expect(fs.readFileSync(file).equals(before)).toBe(true);
+    const text = await runCli('check', '--db', file);
+    expect(text.code).toBe(1);
+    expect(text.stderr).toContain(`the damage is recorded in ${file}-damaged: no Runnel process writes to the file until it is deleted`);
+  });
+
+  it('records nothing for a file whose only violations are the engine\'s invariants', async () => {
+    const file = damagedCopy((db) => db.prepare(`INSERT INTO schedule (instance_id, node_id, kind, next_run_at, created_at) VALUES (999999, NULL, 'deadline', 1, 1)`).run());
+    const r = await runCli('check', '--db', file, '--json');
+    expect(r.code).toBe(1);
+    expect(parseJson<CheckReport>(r).damageMarker).toBeNull();
+    expect(fs.existsSync(`${file}-damaged`)).toBe(false);
   });
 
   it('refuses a missing file (NOT_FOUND, exit 2) and creates nothing', async () => {

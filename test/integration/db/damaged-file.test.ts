@@ -64,6 +64,11 @@ describe('damaged pages', () => {
     expect(list.stderr).toMatch(/npx runnel check --db '[^']+'/);
     noStack(list.stderr);
     expect(fs.existsSync(`${file}-damaged`)).toBe(true);
+    // a read command runs no worker, so closing its engine says nothing about one
+    expect(list.stderr).not.toMatch(/runnel worker|loop turns|releas/);
+    const again = await runBin(['list', '--db', file]);
+    expect(again.code).toBe(2);
+    expect(again.stderr).not.toMatch(/runnel worker|loop turns|releas/);
 
     // and: a later command that would write is refused at once, and the file is untouched
     const start = await runBin(['start', 'plain', '--db', file]);

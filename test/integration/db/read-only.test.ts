@@ -127,12 +127,15 @@ describe('read-only database files', () => {
    * Runs test/helpers/readonly-probe.ts on `file` as an unprivileged user (`nobody` when the
    * tests run as root, as CI does: root ignores file modes), and returns what it printed.
    */
-  function probeAsUser(dir: string, file: string, id: number): Record<string, unknown> {
-    const asRoot = process.getuid?.() === 0;
-    // The probe's user must traverse to the repository (a clone inside `mktemp -d` sits in a 0700
-    // directory, and a clone made *as* `mktemp -d` is one) and to the data directory: grant search
-    // (x) on them and their ancestors that lack it for the duration of the probe only, and put
-    // every mode back.
+  const asRoot = process.getuid?.() === 0;
+
+  /**
+   * Runs `fn` while the probe's user may traverse to the repository and to `dir`: a clone inside
+   * `mktemp -d` sits in a 0700 directory (and a clone made *as* `mktemp -d` is one), so search (x)
+   * is granted on them and their ancestors that lack it for the duration of `fn` only, and every
+   * mode is put back.
+   */
+  function withSearchAccess<T>(dir: string, fn: () => T): T {
     const opened: { dir: string; mode: number }[] = [];
     if (asRoot) {
       for (const start of [REPO, dir]) {
@@ -147,18 +150,29 @@ describe('read-only database files', () => {
       }
     }
     try {
-      const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO, 'test/helpers/readonly-probe.ts'), file, String(id)], {
+      return fn();
+    } finally {
+      for (const o of opened.reverse()) fs.chmodSync(o.dir, o.mode & 0o7777);
+    }
+  }
+
+  /** Runs `node <args…>` from the repository as `nobody` (when the tests run as root; else as this user). */
+  function spawnAsUser(dir: string, args: string[]) {
+    return withSearchAccess(dir, () =>
+      spawnSync(process.execPath, args, {
         cwd: REPO,
         encoding: 'utf8',
         env: { ...process.env, HOME: os.tmpdir() },
         ...(asRoot ? { uid: NOBODY, gid: NOBODY } : {}),
         timeout: 30_000,
-      });
-      expect(r.status, r.stderr).toBe(0);
-      return JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as Record<string, unknown>;
-    } finally {
-      for (const o of opened.reverse()) fs.chmodSync(o.dir, o.mode & 0o7777);
-    }
+      }),
+    );
+  }
+
+  function probeAsUser(dir: string, file: string, id: number): Record<string, unknown> {
+    const r = spawnAsUser(dir, ['--import', 'tsx', path.join(REPO, 'test/helpers/readonly-probe.ts'), file, String(id)]);
+    expect(r.status, r.stderr).toBe(0);
+    return JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as Record<string, unknown>;
   }
 
   it('a 0444 file is opened read-only by itself for a user who cannot write it', async () => {
@@ -177,5 +191,45 @@ describe('read-only database files', () => {
     const out = probeAsUser(dir, file, id);
     expect(out.openCode).toBe('DATABASE_READONLY');
     expect(String(out.message)).toContain('-shm');
+  });
+
+  it('a new file in a directory the user cannot write: DATABASE_READONLY naming the directory, exit 2, nothing created', () => {
+    // given: a 0555 directory, and a workflow file the user can read
+    const { dir, cleanup } = tempDir('runnel-ro-create-');
+    cleanups.push(cleanup);
+    const ro = path.join(dir, 'ro');
+    fs.mkdirSync(ro);
+    const wf = path.join(dir, 'plain.workflow.json');
+    fs.writeFileSync(wf, JSON.stringify({ name: 'plain', nodes: [{ id: 'a', type: 'pass' }] }));
+    fs.chmodSync(dir, 0o755);
+    fs.chmodSync(wf, 0o644);
+    fs.chmodSync(ro, 0o555);
+    const file = path.join(ro, 'new.db');
+
+    for (const args of [['init'], ['run', wf], ['deploy', wf]]) {
+      // when: a command that creates the file runs as a user who may not write there
+      const r = spawnAsUser(dir, [path.join(REPO, 'bin', 'runnel.js'), ...args, '--db', file]);
+
+      // then: the typed error naming the directory, exit 2, no stack, no file
+      expect(r.status, `${args.join(' ')}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toContain(`DATABASE_READONLY: cannot create ${file}: directory ${ro} is not writable`);
+      expect(r.stderr).not.toMatch(/\n\s+at .+:\d+:\d+/);
+    }
+    expect(fs.readdirSync(ro)).toEqual([]);
+  });
+
+  it('a new file where no file can be: NOT_FOUND naming why (a file as its directory, a directory refusing new files)', () => {
+    const { dir, cleanup } = tempDir('runnel-ro-create-');
+    cleanups.push(cleanup);
+    const notADir = path.join(dir, 'plain.txt');
+    fs.writeFileSync(notADir, 'x');
+    const underFile = thrownBy(() => openDatabase(path.join(notADir, 'x.db')));
+    expect(underFile.code).toBe('NOT_FOUND');
+    expect(underFile.message).toMatch(/is a regular file, not a directory|a part of the path above it is a file/);
+
+    // /proc takes no new files, whoever asks (access(2) says root may write it)
+    const proc = thrownBy(() => openDatabase('/proc/runnel-test.db'));
+    expect(proc.code).toBe('NOT_FOUND');
+    expect(proc.message).toMatch(/^cannot create \/proc\/runnel-test\.db: \/proc does not accept new files/);
   });
 });

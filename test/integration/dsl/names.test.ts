@@ -1,8 +1,11 @@
 // Names are text people read (issue 17, item 9): a NUL, a newline or another control character in
 // a workflow's or a node's name is refused with the field named; a request body that is not
 // UTF-8 is refused by the browser host instead of decoded into U+FFFD.
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../../server/index';
+import { runBin } from '../../helpers/cli';
 import { tempEngine } from '../../helpers/temp-engine';
 import { rejectionOf } from '../../helpers/engine-errors';
 
@@ -30,6 +33,40 @@ describe('control characters in names', () => {
     expect(renamed.code).toBe('INVALID_INPUT');
     expect(renamed.message).toMatch(/newName: .*control characters/);
     expect((await engine.listWorkflows()).map((w) => w.name)).toEqual(['orders 📦 注文']);
+  });
+});
+
+describe('spaces in names', () => {
+  it('a blank workflow name, or one with spaces at its ends, is refused on validate, deploy, run and rename, naming the field', async () => {
+    ctx = tempEngine();
+    const { engine } = ctx;
+    const file = path.join(ctx.dir, 'blank.workflow.json');
+    const db = path.join(ctx.dir, 'cli.db');
+    for (const name of ['  ', '\u3000', 'orders ', ' orders']) {
+      // given: a workflow file with that name
+      fs.writeFileSync(file, JSON.stringify({ name, nodes: [{ id: 'a', type: 'pass' }] }));
+      // when: the CLI validates and runs it
+      const validated = await runBin(['validate', file]);
+      const run = await runBin(['run', file, '--db', db]);
+      // then: refused, exit 2, the field named; nothing saved
+      expect(validated.code, JSON.stringify(name)).toBe(2);
+      expect(validated.stderr).toMatch(/INVALID_FIELD workflow: name must not (be blank|start or end with spaces)/);
+      expect(run.code).toBe(2);
+      const deployed = await rejectionOf(engine.deploy({ name, nodes: [{ id: 'a', type: 'pass' }] }));
+      expect(deployed.details).toEqual([expect.objectContaining({ code: 'INVALID_FIELD', path: ['name'] })]);
+    }
+    expect(fs.existsSync(db)).toBe(false);
+    const blankNode = await rejectionOf(engine.deploy({ name: 'orders', nodes: [{ id: 'a', type: 'pass', name: ' ' }] }));
+    expect(blankNode.details).toEqual([expect.objectContaining({ nodeId: 'a', path: ['nodes', 0, 'name'], message: expect.stringMatching(/name must not be blank/) })]);
+
+    // spaces inside a name are fine, and a rename follows the same rule
+    await engine.deploy({ name: 'daily orders', nodes: [{ id: 'a', type: 'pass', name: 'Pack it' }] });
+    for (const newName of [' ', 'orders ']) {
+      const renamed = await rejectionOf(engine.renameWorkflow('daily orders', newName));
+      expect(renamed.code).toBe('INVALID_INPUT');
+      expect(renamed.message).toMatch(/^newName: .*must not (be blank|start or end with spaces)/);
+    }
+    expect((await engine.listWorkflows()).map((w) => w.name)).toEqual(['daily orders']);
   });
 });
 

@@ -1,9 +1,10 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseCsv } from '../../../examples/pipeline-nodes';
-import { example, parseJson, runCli } from '../../helpers/cli';
+import { REPO_ROOT, example, parseJson, runCli } from '../../helpers/cli';
 import { tempDir } from '../../helpers/temp-engine';
 
 interface InstanceJson {
@@ -134,5 +135,21 @@ describe('example csv-pipeline: extract → clean → load with custom node type
     expect(r.stderr).toContain('UNKNOWN_TYPE node "extract": type "csv.read"');
     expect(r.stderr).toContain('UNKNOWN_TYPE node "load": type "sqlite.load"');
     expect((await runCli('validate', PIPELINE, '--plugin', PLUGIN)).code).toBe(0);
+  });
+});
+
+describe('the README\'s command for the CSV pipeline', () => {
+  it('works as written (in a shell, from the repository root; only --db added, to keep ./runnel.db out of it)', () => {
+    const readme = fs.readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
+    const command = /`(npx runnel run examples\/csv-pipeline\.workflow\.json [^`]*)`/.exec(readme)?.[1];
+    expect(command).toBeDefined();
+    const { dir, cleanup } = tempDir();
+    try {
+      const r = spawnSync('sh', ['-c', `${command ?? 'false'} --db ${path.join(dir, 'runnel.db')} --json`], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 60_000, maxBuffer: 64 * 1024 * 1024 });
+      expect(r.status, `${String(r.error)} ${String(r.signal)} ${r.stderr}`).toBe(0);
+      expect((JSON.parse(r.stdout) as { status: string }).status).toBe('COMPLETED');
+    } finally {
+      cleanup();
+    }
   });
 });

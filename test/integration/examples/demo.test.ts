@@ -1,7 +1,8 @@
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { demoTimeLimitMs, runExamples, type DemoSummary } from '../../../examples/run-examples';
-import { parseJson, runCli } from '../../helpers/cli';
+import { REPO_ROOT, parseJson, runCli } from '../../helpers/cli';
 import { tempDir } from '../../helpers/temp-engine';
 
 describe('runnel demo: the three examples on one fresh file', () => {
@@ -52,6 +53,15 @@ describe('runnel demo: the three examples on one fresh file', () => {
       await runCli('list', '--db', db, '--json', '--status', 'suspended'),
     );
     expect(list.map((i) => [i.workflow, i.status])).toEqual([['ota-upgrade', 'SUSPENDED']]);
+
+    // and: the resume command it prints works as printed, in a shell, from where the demo ran
+    const printed = /npx runnel resume [^;(]*?(?= \(or |$)/m.exec(r.stdout)?.[0];
+    expect(printed, r.stdout).toMatch(/^npx runnel resume \d+ --action retry --plugin examples\/demo-plugin\.ts --db /);
+    const shell = spawnSync('sh', ['-c', `${printed ?? 'false'} --wait --json`], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 60_000 });
+    // the flaky device fails verify again: retried, it is SUSPENDED once more (exit 3), having reached the fleet
+    expect(shell.status, shell.stderr).toBe(3);
+    const resumed = JSON.parse(shell.stdout) as { status: string; nodes: Array<{ id: string; attempt: number }> };
+    expect(resumed.status).toBe('SUSPENDED');
   });
 });
 

@@ -132,7 +132,7 @@ describe('example purchase-approval', () => {
     );
     expect(r.status).toBe(3);
     expect(r.stdout).toContain('waiting for a person at "approve"');
-    expect(r.stdout).toContain('runnel approve 1 approve --approve|--reject');
+    expect(r.stdout).toContain('runnel approve 1 approve --approve --db ');
     expect(r.stderr).toContain('approve  waits for a person');
     expect(fs.existsSync(db)).toBe(true);
   });
