@@ -388,17 +388,31 @@ export class Engine {
 
   /**
    * Whether an instance has ended or can go on only from outside: SUSPENDED, or WAITING with every
-   * open node an approval or an event not sent yet (or pending behind one).
+   * open node an approval, an event not sent yet, or child instances that can themselves go on
+   * only from outside (or pending behind one). `depth` bounds the walk down the children.
    */
-  async isSettled(id: number): Promise<boolean> {
+  async isSettled(id: number, depth = 0): Promise<boolean> {
     const inst = await this.storage.read.instance(id);
     if (!inst) return true;
     if (isTerminal(inst.status) || inst.status === 'SUSPENDED') return true;
     if (inst.status !== 'WAITING') return false;
     const open = inst.nodes.filter((n) => ['PENDING', 'READY', 'RUNNING', 'WAITING', 'RETRYING'].includes(n.status));
     const waiting = open.filter((n) => n.status === 'WAITING');
-    const outside = (w: { kind?: string; received?: unknown } | undefined) => w?.kind === 'approval' || (w?.kind === 'event' && w.received === undefined);
-    return waiting.length > 0 && waiting.every((n) => outside(n.wait as { kind?: string } | undefined)) && open.every((n) => n.status === 'WAITING' || n.status === 'PENDING');
+    if (waiting.length === 0 || !open.every((n) => n.status === 'WAITING' || n.status === 'PENDING')) return false;
+    for (const n of waiting) {
+      const w = n.wait as { kind?: string; received?: unknown } | undefined;
+      if (w?.kind === 'approval' || (w?.kind === 'event' && w.received === undefined)) continue;
+      // Children that can go on only from outside (an approval, an event, a person) hold their parent the same way.
+      if (w?.kind === 'children' && depth < 20) {
+        const live = await this.storage.read.listInstances({ parentId: id, status: ['PENDING', 'RUNNING', 'WAITING', 'SUSPENDED', 'COMPENSATING'], limit: 1000 });
+        const mine = live.filter((c) => c.parentNodeId === n.id);
+        let all = mine.length > 0;
+        for (const c of mine) if (all && !(await this.isSettled(c.id, depth + 1))) all = false;
+        if (all) continue;
+      }
+      return false;
+    }
+    return true;
   }
 
   // ---------------------------------------------------------------- worker

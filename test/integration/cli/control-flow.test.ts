@@ -57,8 +57,9 @@ describe('runnel with subworkflow, map and event nodes', () => {
     // A parent whose children wait for a person, and an instance waiting for an event, are not stuck.
     expect((await runCli('deploy', write('ask.json', { name: 'ask', nodes: [{ id: 'ok', type: 'approval', config: {} }], edges: [] }), '--db', db)).code).toBe(0);
     expect((await runCli('deploy', write('asks.json', { name: 'asks', nodes: [{ id: 'each', type: 'map', config: { items: 'xs', workflow: 'ask' } }], edges: [] }), '--db', db)).code).toBe(0);
-    expect((await runCli('start', 'asks', '--vars', '{"xs":[1,2]}', '--db', db)).code).toBe(0);
-    expect((await runCli('worker', '--until-idle', '--db', db)).code).toBe(0);
+    // --wait returns once the parent can go on only from outside: its children wait for a person.
+    const asks = await runCli('start', 'asks', '--vars', '{"xs":[1,2]}', '--wait', '--db', db, '--json');
+    expect(parseJson<{ status: string; children: { waiting: number }[] }>(asks)).toMatchObject({ status: 'WAITING', children: [{ waiting: 2 }] });
     const checked = await runCli('check', '--db', db, '--json');
     expect(parseJson<{ ok: boolean; violations: unknown[] }>(checked)).toMatchObject({ ok: true, violations: [] });
     const sent = await runCli('signal', String(a.id), 'payment', '--data', '{"amount":5}', '--db', db);
