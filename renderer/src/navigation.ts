@@ -37,7 +37,10 @@ export function currentRoute(app: AppStores, monitor: Pick<MonitorStores, 'list'
     }
     case 'instances': {
       const l = monitor.list.getState();
-      const filter = l.filter.parentId === undefined ? {} : { parent: l.filter.parentId };
+      const filter = {
+        ...(l.filter.parentId === undefined ? {} : { parent: l.filter.parentId }),
+        ...(l.filter.paused === true ? { paused: true as const } : {}),
+      };
       return l.openId === undefined ? { view, ...filter } : { view, instance: l.openId, tab: l.tab, ...filter };
     }
     case 'approvals':
@@ -48,7 +51,7 @@ export function currentRoute(app: AppStores, monitor: Pick<MonitorStores, 'list'
 
 /**
  * Makes the stores show `route`: the view, the workflow (the Designer opens it, asking first when
- * its drawing has unsaved changes), the instance and its tab, the list's parent filter. `#/designer` alone keeps whatever
+ * its drawing has unsaved changes), the instance and its tab, the list's parent and paused filters. `#/designer` alone keeps whatever
  * the Designer has.
  */
 export function applyRoute(route: Route, app: AppStores, monitor: Pick<MonitorStores, 'list'>): void {
@@ -61,7 +64,12 @@ export function applyRoute(route: Route, app: AppStores, monitor: Pick<MonitorSt
     case 'instances': {
       const l = monitor.list.getState();
       const tab = route.tab ?? 'timeline';
-      if (l.filter.parentId !== route.parent) l.setFilter({ parentId: route.parent });
+      // One patch, so the list reloads once.
+      const patch = {
+        ...(l.filter.parentId !== route.parent ? { parentId: route.parent } : {}),
+        ...((l.filter.paused === true) !== (route.paused === true) ? { paused: route.paused } : {}),
+      };
+      if (Object.keys(patch).length > 0) l.setFilter(patch);
       if (route.instance === undefined) {
         if (l.openId !== undefined) l.open(undefined);
       } else if (l.openId !== route.instance) l.open(route.instance, tab);
@@ -81,7 +89,7 @@ export function routeTitle(route: Route): string {
       return route.workflow === undefined ? 'Designer · Runnel' : `${route.workflow}${route.version === undefined ? '' : ` v${route.version}`} · Designer · Runnel`;
     case 'instances':
       if (route.instance !== undefined) return `Instance #${route.instance} · Runnel`;
-      return route.parent === undefined ? 'Instances · Runnel' : `Children of #${route.parent} · Instances · Runnel`;
+      return `${route.parent === undefined ? '' : `Children of #${route.parent} · `}${route.paused === true ? 'Paused · ' : ''}Instances · Runnel`;
     case 'approvals':
       return 'Approvals · Runnel';
     case 'dashboard':

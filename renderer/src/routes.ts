@@ -14,12 +14,13 @@
  * | `#/designer/<workflow>/v/<n>` | the Designer on version n (read-only unless it is the latest) |
  * | `#/instances` | the instance list |
  * | `#/instances?parent=<id>` | the instance list, only the child instances of instance id |
+ * | `#/instances?paused` | the instance list, only paused instances (with `parent`: `?parent=<id>&paused`) |
  * | `#/instances/<id>` | instance id, its timeline tab |
  * | `#/instances/<id>/<tab>` | instance id, tab `timeline`, `history` or `variables` |
  * | `#/approvals`, `#/dashboard` | those views |
  *
  * A workflow name is one path segment, percent-encoded (names may hold `/`, spaces, emoji). The
- * list's parent filter stays in the address while an instance is open
+ * list's parent and paused filters stay in the address while an instance is open
  * (`#/instances/<id>?parent=<p>`), so Back from the detail comes to the same filtered list.
  * Pure: no DOM, so unit tests cover it; `navigation.ts` binds it to the window and the stores.
  */
@@ -32,7 +33,7 @@ export type InstanceTab = (typeof INSTANCE_TABS)[number];
 /** Where the app is: one of the routes in the module comment. */
 export type Route =
   | { view: 'designer'; workflow?: string; version?: number }
-  | { view: 'instances'; instance?: number; tab?: InstanceTab; parent?: number }
+  | { view: 'instances'; instance?: number; tab?: InstanceTab; parent?: number; paused?: true }
   | { view: 'approvals' }
   | { view: 'dashboard' };
 
@@ -73,8 +74,12 @@ export function parseRoute(hash: string): Route | undefined {
     }
     case 'instances': {
       // An unknown or malformed query key is left out (the address is then rewritten without it).
-      const parent = positiveInt(new URLSearchParams(query).get('parent') ?? undefined);
-      const filter = parent === undefined ? {} : { parent };
+      const params = new URLSearchParams(query);
+      const parent = positiveInt(params.get('parent') ?? undefined);
+      // `paused` alone (or `paused=1`); any other value is malformed and left out.
+      const pausedText = params.get('paused');
+      const paused = pausedText === '' || pausedText === '1';
+      const filter = { ...(parent === undefined ? {} : { parent }), ...(paused ? { paused: true as const } : {}) };
       if (a === undefined) return { view, ...filter };
       const instance = positiveInt(a);
       if (instance === undefined || c !== undefined) return undefined;
@@ -99,7 +104,11 @@ export function formatRoute(route: Route): string {
       if (route.workflow === undefined) return '#/designer';
       return `#/designer/${encodeURIComponent(route.workflow)}${route.version === undefined ? '' : `/v/${route.version}`}`;
     case 'instances': {
-      const query = route.parent === undefined ? '' : `?parent=${route.parent}`;
+      const keys = [
+        ...(route.parent === undefined ? [] : [`parent=${route.parent}`]),
+        ...(route.paused === true ? ['paused'] : []),
+      ];
+      const query = keys.length === 0 ? '' : `?${keys.join('&')}`;
       if (route.instance === undefined) return `#/instances${query}`;
       return `#/instances/${route.instance}${route.tab === undefined || route.tab === 'timeline' ? '' : `/${route.tab}`}${query}`;
     }

@@ -1,17 +1,27 @@
 /**
- * Bulk actions over the current filter: retry the FAILED instances, or cancel the live ones (with
- * or without compensation). A click first counts what the action would touch (a dry run) and
+ * Bulk actions over the current filter: retry the FAILED instances, cancel the live ones (with
+ * or without compensation), pause the live ones not paused yet, or unpause the paused ones. A click first counts what the action would touch (a dry run) and
  * shows the number and the first ids; only a confirmation runs it, on that same set (instances
  * started since the count are left alone). The result says how many changed and which were
  * skipped (changed meanwhile).
  *
- * Test ids: `bulk-retry`, `bulk-cancel`, `bulk-preview` (`data-count`, `data-action`),
+ * Test ids: `bulk-retry`, `bulk-cancel`, `bulk-pause`, `bulk-unpause`, `bulk-preview` (`data-count`, `data-action`),
  * `bulk-compensate`, `bulk-confirm`, `bulk-dismiss`, `bulk-result` (`data-affected`, `data-skipped`).
  */
 import { useState } from 'react';
 import type { BulkResult } from '../../../engine/api/contract';
 import { formatCount } from './format';
 import { useList } from './hooks';
+
+type BulkAction = BulkResult['action'];
+
+/** The confirm button's and the result's words per action. */
+const WORDS: Record<BulkAction, { confirm: string; done: string }> = {
+  retry: { confirm: 'Retry', done: 'Retried' },
+  cancel: { confirm: 'Cancel', done: 'Cancelled' },
+  pause: { confirm: 'Pause', done: 'Paused' },
+  unpause: { confirm: 'Unpause', done: 'Unpaused' },
+};
 
 /** See the module comment. */
 export function BulkBar() {
@@ -21,7 +31,7 @@ export function BulkBar() {
   const [compensate, setCompensate] = useState(false);
   const [busy, setBusy] = useState(false);
 
-  const ask = async (action: 'cancel' | 'retry'): Promise<void> => {
+  const ask = async (action: BulkAction): Promise<void> => {
     setBusy(true);
     setResult(undefined);
     try {
@@ -41,7 +51,7 @@ export function BulkBar() {
       setBusy(false);
     }
   };
-  const verb = preview?.action === 'retry' || preview?.action === 'pause' || preview?.action === 'unpause' ? preview.action : compensate ? 'cancel (compensating first)' : 'cancel';
+  const verb = preview?.action === 'cancel' ? (compensate ? 'cancel (compensating first)' : 'cancel') : preview?.action;
   return (
     <div className="bulk-bar">
       <span className="muted">Bulk, over this filter:</span>
@@ -62,6 +72,24 @@ export function BulkBar() {
         title="Cancel every live instance matching the filter"
       >
         Cancel live…
+      </button>
+      <button
+        type="button"
+        data-testid="bulk-pause"
+        disabled={busy}
+        onClick={() => void ask('pause')}
+        title="Pause every live instance matching the filter that is not paused yet"
+      >
+        Pause live…
+      </button>
+      <button
+        type="button"
+        data-testid="bulk-unpause"
+        disabled={busy}
+        onClick={() => void ask('unpause')}
+        title="Unpause every paused instance matching the filter"
+      >
+        Unpause…
       </button>
       {preview ? (
         <div
@@ -97,12 +125,12 @@ export function BulkBar() {
           ) : null}
           <button
             type="button"
-            className="danger"
+            className={preview.action === 'pause' || preview.action === 'unpause' ? 'primary' : 'danger'}
             data-testid="bulk-confirm"
             disabled={busy || preview.matched === 0}
             onClick={() => void confirm()}
           >
-            {preview.action === 'retry' ? 'Retry' : 'Cancel'} {formatCount(preview.matched)}
+            {WORDS[preview.action].confirm} {formatCount(preview.matched)}
           </button>
           <button
             type="button"
@@ -122,7 +150,7 @@ export function BulkBar() {
           data-skipped={result.skipped}
           role="status"
         >
-          {result.action === 'retry' ? 'Retried' : 'Cancelled'} {formatCount(result.affected)}
+          {WORDS[result.action].done} {formatCount(result.affected)}
           {result.skipped > 0
             ? `; ${formatCount(result.skipped)} skipped (changed meanwhile: ${result.errors
                 .slice(0, 3)

@@ -7,7 +7,8 @@
  * `filter-from`, `filter-to`, `filter-text`, `filter-waiting`, `filter-node`, `filter-clear`,
  * `filter-parent` (the parent filter's chip, shown while set; `data-parent`), `filter-parent-open`,
  * `filter-parent-clear`,
- * `status-chips`, `status-chip-all`, `status-chip-<STATUS>` (with `data-count`, `aria-pressed`).
+ * `status-chips`, `status-chip-all`, `status-chip-<STATUS>` (with `data-count`, `aria-pressed`),
+ * `filter-paused` (the Paused chip beside them, `aria-pressed`; kept in the address as `?paused`).
  */
 import { useEffect, useState } from 'react';
 import {
@@ -248,10 +249,14 @@ export function FilterBar() {
   );
 }
 
-/** Per-status counts under the filter; clicking a chip toggles that status in the filter. */
+/**
+ * Per-status counts under the filter; clicking a chip toggles that status in the filter. Beside
+ * them, the Paused chip: only paused instances (pausing keeps the status, so it is no status chip).
+ */
 export function StatusChips() {
   const counts = useStatusCounts();
   const selected = useList((s) => s.filter.status);
+  const paused = useList((s) => s.filter.paused === true);
   const setFilter = useList((s) => s.setFilter);
   const total = Object.values(counts).reduce((a, b) => a + b, 0);
   const toggle = (status: InstanceStatusValue): void =>
@@ -284,6 +289,16 @@ export function StatusChips() {
           {status.toLowerCase()} <span className="chip-count">{formatCount(counts[status] ?? 0)}</span>
         </button>
       ))}
+      <button
+        type="button"
+        className={paused ? 'chip chip-paused active' : 'chip chip-paused'}
+        data-testid="filter-paused"
+        aria-pressed={paused}
+        title="Only paused instances (they start no node until unpaused)"
+        onClick={() => setFilter({ paused: paused ? undefined : true })}
+      >
+        ⏸ paused
+      </button>
     </div>
   );
 }

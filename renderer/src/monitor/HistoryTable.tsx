@@ -3,7 +3,8 @@
  * (errors, decisions, and for manual actions the variables diff they recorded).
  *
  * Test ids: `history-table`, `history-row-<eventId>` (`data-type`), `history-actor-<eventId>`,
- * `history-diff-<eventId>`, `history-only-actions`.
+ * `history-diff-<eventId>`, `history-event-<eventId>`, `history-paused-<eventId>`,
+ * `history-unpaused-<eventId>`, `history-only-actions`.
  */
 import { useState } from 'react';
 import type { HistoryEvent } from '../../../engine/api/contract';
@@ -17,6 +18,8 @@ const PEOPLE: ReadonlySet<string> = new Set([
   'instance.resumed',
   'instance.retried',
   'instance.cancel_requested',
+  'instance.paused',
+  'instance.unpaused',
   'approval.requested',
   'approval.decided',
   'node.skipped_by_hand',
@@ -68,6 +71,14 @@ function Details({ e }: { e: HistoryEvent }) {
       return (
         <span className="error-text">
           {String(d.reason)} after {String(d.attempts)} attempt(s): {errorText(d.error)}
+        </span>
+      );
+    case 'instance.paused':
+      return <span data-testid={`history-paused-${e.id}`}>paused: starts no node until unpaused</span>;
+    case 'instance.unpaused':
+      return (
+        <span data-testid={`history-unpaused-${e.id}`}>
+          unpaused{typeof d.pausedMs === 'number' ? ` after ${formatDuration(d.pausedMs)} paused` : ''}
         </span>
       );
     case 'node.completed':

@@ -1,14 +1,15 @@
 /**
  * One instance: what it is (workflow and version, status, key, times), why it stopped (the
  * suspension or failure), what a person can do now (resume, retry, cancel with or without
- * compensation, decide a waiting approval), its graph with each node's state and the path taken,
+ * compensation, pause or unpause, decide a waiting approval), its graph with each node's state and the path taken,
  * the selected node's panel, and tabs for the timeline (Gantt), the history and the variables.
  *
  * Test ids: `instance-detail` (`data-id`, `data-status`), `detail-back`, `detail-title`,
  * `detail-status`, `detail-refresh`, `suspension-banner`, `suspension-reason`, `failure-banner`,
  * `action-resume`, `action-retry`, `action-cancel`, `action-cancel-compensate`, `action-confirm`,
  * `action-confirm-dismiss`, `action-error`, `detail-approvals`, `detail-tab-<timeline|history|variables>`,
- * `variables-tree`, `action-send-event`, plus those of the graph, node panel, resume panel, Gantt,
+ * `variables-tree`, `action-send-event`, `action-pause`, `action-unpause`, `detail-paused`, `paused-banner`
+ * (`data-paused-at`), plus those of the graph, node panel, resume panel, Gantt,
  * history, the send-event dialog and the parent / child links (ChildInstances.tsx).
  */
 import { useEffect, useState } from 'react';
@@ -53,6 +54,8 @@ export function InstanceDetail() {
   const refresh = useDetail((s) => s.refresh);
   const retry = useDetail((s) => s.retry);
   const cancel = useDetail((s) => s.cancel);
+  const pause = useDetail((s) => s.pause);
+  const unpause = useDetail((s) => s.unpause);
   const approve = useDetail((s) => s.approve);
   // The tab is part of the instance's address (#/instances/<id>/<tab>), so it lives in the store.
   const tab = useList((s) => s.tab);
@@ -91,6 +94,7 @@ export function InstanceDetail() {
   const statusName = detail.status.toLowerCase();
   const suspension = detail.suspension as
     { kind?: string; nodeId?: string; error?: unknown; attempts?: number } | undefined;
+  const pausedAt = detail.pausedAt ?? null;
   const canCancel = ['PENDING', 'RUNNING', 'WAITING', 'SUSPENDED'].includes(detail.status);
   const approvals = detail.nodes.filter(
     (n) => n.status === 'WAITING' && (n.wait as { kind?: string } | undefined)?.kind === 'approval',
@@ -121,6 +125,11 @@ export function InstanceDetail() {
         <span className={`status status-${statusName}`} data-testid="detail-status">
           {detail.status}
         </span>
+        {pausedAt !== null && live ? (
+          <span className="badge-paused" data-testid="detail-paused">
+            paused
+          </span>
+        ) : null}
         {detail.businessKey ? <span className="muted">key {detail.businessKey}</span> : null}
         <ParentLink detail={detail} />
         <span className="muted" title={`created ${formatTimestamp(detail.createdAt)}`}>
@@ -140,6 +149,12 @@ export function InstanceDetail() {
           <code>{suspension.nodeId}</code> failed after {suspension.attempts} attempt
           {suspension.attempts === 1 ? '' : 's'}:{' '}
           <span data-testid="suspension-reason">{errorText(suspension.error)}</span>. It waits for a person.
+        </div>
+      ) : null}
+      {pausedAt !== null && live ? (
+        <div className="banner banner-paused" data-testid="paused-banner" data-paused-at={pausedAt} role="status">
+          <strong>Paused</strong> since {formatTimestamp(pausedAt)} ({formatDuration(Math.max(0, now - pausedAt))}): it
+          starts no node until unpaused; steps already running finish.
         </div>
       ) : null}
       {detail.status === 'FAILED' && detail.error !== undefined ? (
@@ -190,6 +205,29 @@ export function InstanceDetail() {
               Cancel and compensate
             </button>
           </>
+        ) : null}
+        {live && pausedAt === null ? (
+          <button
+            type="button"
+            data-testid="action-pause"
+            disabled={busy}
+            title="Start no node of this instance until it is unpaused (running steps finish; timers keep the time they had left)"
+            onClick={() => void pause()}
+          >
+            Pause
+          </button>
+        ) : null}
+        {live && pausedAt !== null ? (
+          <button
+            type="button"
+            className="primary"
+            data-testid="action-unpause"
+            disabled={busy}
+            title="Let this instance go on"
+            onClick={() => void unpause()}
+          >
+            Unpause
+          </button>
         ) : null}
         {live ? (
           <button

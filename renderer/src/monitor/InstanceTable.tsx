@@ -5,7 +5,7 @@
  *
  * Test ids: `instances-table` (`data-status`, `data-loads`), `instances-rows` (`data-rows`,
  * `data-rendered`), `instance-row-<id>` (`data-status`),
- * `instance-status-<id>`, `instance-current-<id>`, `instance-attempt-<id>`,
+ * `instance-status-<id>`, `instance-paused-<id>` (the PAUSED badge, while paused), `instance-current-<id>`, `instance-attempt-<id>`,
  * `instance-next-retry-<id>`, `instance-waiting-<id>`, `instance-reason-<id>`,
  * `instances-summary` (`data-load-ms`, `data-loaded`), `instances-empty`, `instances-load-more`,
  * `sort-<column>` (the header buttons; their `columnheader` carries `aria-sort`),
@@ -88,6 +88,15 @@ function Row({
         <span className={`status status-${status}`} data-testid={`instance-status-${row.id}`}>
           {row.status}
         </span>
+        {row.pausedAt != null ? (
+          <span
+            className="badge-paused"
+            data-testid={`instance-paused-${row.id}`}
+            title={`Paused since ${formatTimestamp(row.pausedAt)}: it starts no node until unpaused`}
+          >
+            paused
+          </span>
+        ) : null}
       </span>
       <span role="cell" title={formatTimestamp(row.createdAt)}>
         {formatTime(row.createdAt, now)}

@@ -5,6 +5,7 @@
  * pure, so it is unit-tested apart from the SVG that draws it.
  */
 import type { HistoryEvent, NodeState } from '../../../engine/api/contract';
+import { formatDuration } from './format';
 
 /** What a bar shows. */
 export type BarKind = 'running' | 'completed' | 'failed' | 'waiting' | 'backoff' | 'compensating';
@@ -52,6 +53,8 @@ const MARKERS: Record<string, string> = {
   'instance.resumed': 'resumed',
   'instance.retried': 'retried',
   'instance.cancel_requested': 'cancel requested',
+  'instance.paused': 'paused',
+  'instance.unpaused': 'unpaused',
   'instance.completed': 'completed',
   'instance.failed': 'failed',
   'instance.cancelled': 'cancelled',
@@ -168,6 +171,17 @@ export function buildGantt(
           actor: e.actor,
         });
         break;
+      case 'instance.unpaused': {
+        const pausedMs = num(d.pausedMs);
+        markers.push({
+          nodeId: null,
+          at: e.at,
+          type: e.type,
+          label: `unpaused${pausedMs === undefined ? '' : ` after ${formatDuration(pausedMs)} paused`}${e.actor ? ` by ${e.actor}` : ''}`,
+          actor: e.actor,
+        });
+        break;
+      }
       case 'approval.decided':
         if (node !== null) closeWait(node, e.at);
         markers.push({

@@ -1,7 +1,7 @@
 /**
  * The open instance: its detail (`instance:get`), its whole history (`instance:history`, paged and
  * then followed incrementally), the definition of its own workflow version (`workflow:get`), and
- * the actions a person takes on it (resume, retry, cancel, approve), each sent with the actor and
+ * the actions a person takes on it (resume, retry, cancel, pause, unpause, approve), each sent with the actor and
  * the version the person saw (`expectedVersion`), so a stale action is refused, not applied.
  *
  * Events about the open instance refresh it at most once per `refreshIntervalMs`.
@@ -52,6 +52,10 @@ export interface InstanceDetailState {
   resume(request: ResumeRequest): Promise<boolean>;
   retry(): Promise<boolean>;
   cancel(compensate: boolean): Promise<boolean>;
+  /** Pauses the open instance (`instance:pause`): it starts no node until unpaused. */
+  pause(): Promise<boolean>;
+  /** Unpauses the open instance (`instance:unpause`). */
+  unpause(): Promise<boolean>;
   approve(nodeId: string, approved: boolean, data?: unknown, comment?: string): Promise<boolean>;
   /**
    * Sends an event to the open instance; the result comes back as data (the dialog shows it and
@@ -229,6 +233,11 @@ export function createInstanceDetailStore(
             actor: actor(),
           }),
         ),
+
+      // No expectedVersion: the channels take none, and pausing twice is refused as INVALID_STATE.
+      pause: () => act('instance:pause', () => api.invoke('instance:pause', { id: get().id ?? 0, actor: actor() })),
+
+      unpause: () => act('instance:unpause', () => api.invoke('instance:unpause', { id: get().id ?? 0, actor: actor() })),
 
       async signal(request) {
         const id = get().id ?? 0;

@@ -40,6 +40,8 @@ export interface MonitorFilter {
   node?: string;
   /** Only the child instances of this instance (its `subworkflow` and `map` nodes'). */
   parentId?: number;
+  /** Only paused instances (true); absent: paused or not. */
+  paused?: boolean;
 }
 
 /** About the table's row height, px: which loaded rows are near the scroll position. */
@@ -151,6 +153,7 @@ export function filterRequest(
   if (filter.waitingFor !== undefined) out.waitingFor = filter.waitingFor;
   if (filter.node !== undefined && filter.node !== '') out.node = filter.node;
   if (filter.parentId !== undefined) out.parentId = filter.parentId;
+  if (filter.paused !== undefined) out.paused = filter.paused;
   return out;
 }
 

@@ -16,6 +16,8 @@ describe('routes', () => {
     [{ view: 'instances', parent: 7 }, '#/instances?parent=7'],
     [{ view: 'instances', instance: 42, parent: 7 }, '#/instances/42?parent=7'],
     [{ view: 'instances', instance: 42, tab: 'history', parent: 7 }, '#/instances/42/history?parent=7'],
+    [{ view: 'instances', paused: true }, '#/instances?paused'],
+    [{ view: 'instances', instance: 42, parent: 7, paused: true }, '#/instances/42?parent=7&paused'],
     [{ view: 'approvals' }, '#/approvals'],
     [{ view: 'dashboard' }, '#/dashboard'],
   ];
@@ -37,6 +39,8 @@ describe('routes', () => {
     expect(parseRoute('#/instances?parent=0')).toEqual({ view: 'instances' });
     expect(parseRoute('#/instances?parent=x&other=1')).toEqual({ view: 'instances' });
     expect(parseRoute('#/instances/?parent=3')).toEqual({ view: 'instances', parent: 3 });
+    expect(parseRoute('#/instances?paused=1')).toEqual({ view: 'instances', paused: true });
+    expect(parseRoute('#/instances?paused=no')).toEqual({ view: 'instances' });
   });
 
   it('names nothing for an empty, unknown or malformed address', () => {

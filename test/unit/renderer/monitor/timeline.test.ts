@@ -109,6 +109,25 @@ describe('Gantt bars from history', () => {
   });
 });
 
+describe('pause markers', () => {
+  it('marks a pause and an unpause on the instance row, the unpause with how long it was paused', () => {
+    // given: an instance paused for 2.5 s by ada between its two steps
+    const history = [
+      h(1, 'instance.created', 1000, null, null),
+      h(2, 'node.completed', 1100, 'a', 1, { durationMs: 80 }),
+      h(3, 'instance.paused', 1200, null, null, undefined, 'ada'),
+      h(4, 'instance.unpaused', 3700, null, null, { pausedMs: 2500 }, 'ada'),
+    ];
+    // when
+    const g = buildGantt(history, [node('a', 'COMPLETED')], 1000, null, 4000);
+    // then
+    expect(g.markers.filter((m) => m.type.startsWith('instance.') && m.type !== 'instance.created').map((m) => [m.nodeId, m.label])).toEqual([
+      [null, 'paused by ada'],
+      [null, `unpaused after ${formatDuration(2500)} paused by ada`],
+    ]);
+  });
+});
+
 describe('axisTicks', () => {
   const label = (ms: number): string => `+${formatDuration(ms)}`;
   it('ticks at round steps, fewer on a narrower axis, each a label and a gap apart', () => {
