@@ -210,9 +210,11 @@ describe('a custom CPU-bound type in the thread pool', () => {
       return { cpu, cut, quickMs };
     });
 
-    // then the loop never stalled, the pass instance was prompt, the spin completed in its
-    // thread, and the cut one failed TIMEOUT at about 300 ms on each of its two attempts
-    expect(maxGapMs).toBeLessThan(250);
+    // then the loop never stalled (a loop held by the spin would show a gap of 1.5 s; the bound
+    // is half of that, room for a machine other work loads: 256 ms was seen under four jobs),
+    // the pass instance was prompt, the spin completed in its thread, and the cut one failed
+    // TIMEOUT at about 300 ms on each of its two attempts
+    expect(maxGapMs).toBeLessThan(750);
     expect(value.quickMs).toBeLessThan(1000);
     expect(((await engine.getInstance(value.cpu)).variables.spun as { spunMs: number }).spunMs).toBeGreaterThanOrEqual(1500);
     const cut = (await failures(engine, value.cut));
