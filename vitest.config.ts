@@ -42,6 +42,7 @@ const PG_CONFORMANCE = [
   'test/integration/dsl/names.test.ts',
   'test/integration/nodes/script-pool.test.ts',
   'test/integration/runtime/concurrency.test.ts',
+  'test/integration/runtime/concurrency-limit.test.ts',
   'test/integration/runtime/control-flow.test.ts',
   'test/integration/runtime/control-flow-crash.test.ts',
   'test/integration/runtime/crash-recovery.test.ts',

@@ -76,9 +76,9 @@ export const OPEN_NODE_STATUSES: readonly NodeStatus[] = ['PENDING', 'READY', 'R
  * What an instance waits for, in lists and filters: `timer` (a delay), `approval` (a person's
  * decision), `retry` (a failed attempt's backoff), `person` (SUSPENDED: a person must resume it),
  * `event` (an `event` node: something sent to it), `children` (a `subworkflow` or `map` node:
- * its child instances).
+ * its child instances), `concurrency` (PENDING beyond its workflow's concurrency limit: a slot).
  */
-export const WAITING_FOR_VALUES = ['timer', 'approval', 'retry', 'person', 'event', 'children'] as const;
+export const WAITING_FOR_VALUES = ['timer', 'approval', 'retry', 'person', 'event', 'children', 'concurrency'] as const;
 /** One of {@link WAITING_FOR_VALUES}. */
 export type WaitingFor = (typeof WAITING_FOR_VALUES)[number];
 

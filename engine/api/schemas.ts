@@ -103,6 +103,8 @@ export const InstanceSummarySchema = z.object({
   parentNodeId: z.string().nullable().optional(),
   /** Since when it is paused (epoch ms), or null: a paused instance starts no node until unpaused. */
   pausedAt: z.number().nullable().optional(),
+  /** Whether it waits PENDING for a slot of its workflow's concurrency limit (nothing of it runs until admitted). */
+  held: z.boolean().optional(),
 });
 /** See {@link InstanceSummarySchema}. */
 export type InstanceSummary = z.output<typeof InstanceSummarySchema>;

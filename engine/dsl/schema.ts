@@ -119,6 +119,19 @@ export const UiSchema = z.looseObject({
   positions: z.record(z.string(), z.object({ x: z.number(), y: z.number() })).optional(),
 });
 
+/**
+ * Flow control on a workflow: at most `limit` instances of it in progress at once (admitted and
+ * not ended: RUNNING, WAITING, SUSPENDED and COMPENSATING all hold a slot), across every version
+ * and every process sharing the database; per value of `key` when given (a JSONata expression
+ * over the start variables yielding a string, number or boolean). The rest wait PENDING in
+ * start order. The latest version's setting applies to instances started from then on.
+ */
+export const ConcurrencySchema = z.strictObject({
+  limit: z.number().int().min(1).max(100_000),
+  key: z.string().min(1).optional(),
+});
+export type Concurrency = z.infer<typeof ConcurrencySchema>;
+
 /** A whole workflow definition, format 1. */
 export const WorkflowSchema = z.strictObject({
   format: z.literal(1).optional(),
@@ -126,6 +139,7 @@ export const WorkflowSchema = z.strictObject({
   description: z.string().optional(),
   deadlineMs: z.number().int().min(1).max(31_536_000_000).optional(),
   inputSchema: z.record(z.string(), z.unknown()).optional(),
+  concurrency: ConcurrencySchema.optional(),
   onFailure: OnFailureSchema.optional(),
   retry: RetryPolicySchema.optional(),
   nodes: z.array(NodeSchema),

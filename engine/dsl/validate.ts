@@ -14,7 +14,7 @@
 import { EngineError } from '../errors';
 import { describeValueProblem, findValueProblem, valueProblemCode } from './value-limits';
 import { WorkflowSchema, type Workflow } from './schema';
-import { checkEdgeExpressions } from './validate-expressions';
+import { checkEdgeExpressions, checkExpression } from './validate-expressions';
 import { checkGraph, checkIds } from './validate-graph';
 import { checkInputSchema } from './validate-input-schema';
 import { checkIntervals, checkNodes, looseRetry, type TypeCatalog } from './validate-nodes';
@@ -77,6 +77,9 @@ export function validateWorkflow(
   checkGraph(nodes, edges, nodesArray, problems);
   checkNodes(nodes, catalog, workflowRetry, problems);
   checkEdgeExpressions(edges, problems);
+  if (isRecord(raw) && isRecord(raw['concurrency'])) {
+    checkExpression(raw['concurrency']['key'], 'concurrency.key', { label: 'workflow' }, ['concurrency', 'key'], problems);
+  }
 
   if (parsed.success && problems.length === 0) return { ok: true, workflow: parsed.data, problems: [] };
   return parsed.success ? { ok: false, problems, workflow: parsed.data } : { ok: false, problems };

@@ -26,6 +26,7 @@ import { loadWorkflow, transact, workflowIn, type RuntimeContext } from './conte
 import * as workflows from './workflows';
 import * as actions from './manual-actions';
 import { createInstance } from './state-machine/instance';
+import { slotFor } from './concurrency-key';
 import { startInstances } from './state-machine/turn';
 import type { Tx } from './state-machine/tx';
 import { Worker, type WorkerOptions } from './worker';
@@ -219,7 +220,8 @@ export class Engine {
     if (Buffer.byteLength(json) > this.opts.maxResultBytes) {
       throw new EngineError('INVALID_VARIABLES', `variables are ${Buffer.byteLength(json)} bytes, above the limit of ${this.opts.maxResultBytes}`);
     }
-    const [id] = await this.createInstances((tx) => [createInstance(tx, wf, json, options.businessKey ?? null, options.actor)]);
+    const slot = await slotFor(wf, variables);
+    const [id] = await this.createInstances((tx) => [createInstance(tx, wf, json, options.businessKey ?? null, options.actor, undefined, slot)]);
     return id as number;
   }
 
@@ -231,7 +233,11 @@ export class Engine {
   async startMany(name: string, variablesList: Record<string, unknown>[], options: Omit<StartOptions, 'variables'> = {}): Promise<number[]> {
     const wf = await this.workflowById((await this.workflowRow(name, options.version)).id);
     for (const v of variablesList) checkVariables(wf.def, v);
-    return this.createInstances((tx) => variablesList.map((v) => createInstance(tx, wf, JSON.stringify(v), options.businessKey ?? null, options.actor)));
+    const slots: (string | undefined)[] = [];
+    for (const v of variablesList) slots.push(await slotFor(wf, v));
+    return this.createInstances((tx) =>
+      variablesList.map((v, i) => createInstance(tx, wf, JSON.stringify(v), options.businessKey ?? null, options.actor, undefined, slots[i])),
+    );
   }
 
   /**

@@ -6,6 +6,7 @@
  */
 import { EngineError, serializeError } from '../errors';
 import { checkVariables } from '../dsl/input-schema';
+import { slotFor } from './concurrency-key';
 import { MAX_CHILDREN_PER_NODE, type ChildrenSpec } from '../nodes/types';
 import type { ChildResult } from '../store/port';
 import { applyInput, renderTemplates, type ExpressionScope } from '../dsl/expressions';
@@ -160,12 +161,26 @@ async function childrenRequest(deps: ExecutorDeps, node: CompiledNode, spec: Chi
     }
     return json;
   });
+  let concurrencyKeys: string[] | undefined;
+  if (wf.def.concurrency !== undefined) {
+    concurrencyKeys = [];
+    for (const [i, vars] of spec.inputs.entries()) {
+      try {
+        concurrencyKeys.push((await slotFor(wf, vars)) as string);
+      } catch (err) {
+        if (!(err instanceof EngineError)) throw err;
+        const item = spec.mode === 'map' ? `item ${i}: ` : '';
+        throw new EngineError(err.code, `node "${node.id}": ${item}the child's ${err.message}`, { retryable: false, details: err.details });
+      }
+    }
+  }
   return {
     mode: spec.mode,
     workflowId: wf.id,
     workflow: wf.name,
     version: wf.version,
     inputs,
+    ...(concurrencyKeys === undefined ? {} : { concurrencyKeys }),
     maxConcurrency: Math.max(1, Math.floor(spec.maxConcurrency)),
     toleratedFailures: Math.max(0, Math.floor(spec.toleratedFailures)),
   };

@@ -43,6 +43,20 @@ export interface InstanceHead {
   parentId: number | null;
   /** When it was paused (it starts no node until unpaused), or null. */
   pausedAt: number | null;
+  /**
+   * The concurrency slot it counts against (`<workflow name>` U+001F `<key value>`, see
+   * {@link concurrencyKey}), or null when its workflow had no limit when it started.
+   */
+  concurrencyKey: string | null;
+}
+
+/**
+ * The concurrency slot of an instance of workflow `name` whose key expression yielded `value`
+ * (no key expression: `undefined`, the name alone). The separator is U+001F, not NUL (PostgreSQL
+ * text cannot hold NUL); a workflow name has no control character, so the name part is unambiguous.
+ */
+export function concurrencyKey(name: string, value: string | number | boolean | undefined): string {
+  return value === undefined ? name : `${name}\u001f${String(value)}`;
 }
 
 /** An instance as the runtime needs it. */
@@ -183,6 +197,12 @@ export interface ScheduleQueries {
   delete(id: number): void;
   /** Every row of an instance. */
   deleteForInstance(instanceId: number): void;
+  /**
+   * An instance admitted past its concurrency limit: its rows parked while it was held (at
+   * {@link PARKED_AT}, no `paused_ms`) are due at `now`; when it is paused they stay parked and
+   * get `paused_ms` 0 instead, so they fire at the unpause.
+   */
+  releaseHeld(p: { instanceId: number; now: number; paused: boolean }): void;
   /** Rows of an instance nobody holds: ready steps, timers and approval timeouts (not leases, deadlines or compensations). */
   deleteUnleasedForInstance(instanceId: number): void;
   deleteDeadline(instanceId: number): void;
@@ -266,6 +286,9 @@ export interface InstanceQueries {
     businessKey: string | null;
     parentId?: number;
     parentNodeId?: string;
+    /** Its concurrency slot ({@link InstanceHead.concurrencyKey}); `held`: it waits for one. */
+    concurrencyKey?: string | null;
+    held?: boolean;
   }): number;
   get(id: number): InstanceRow | undefined;
   head(id: number): InstanceHead | undefined;
@@ -290,6 +313,17 @@ export interface InstanceQueries {
   startCompensating(p: { id: number; endStatus: 'FAILED' | 'CANCELLED'; error?: SerializedError; now: number }): void;
   /** Out of SUSPENDED into `status`. */
   clearSuspension(p: { id: number; status: InstanceStatus; now: number }): void;
+  /**
+   * Serializes admissions to one concurrency slot across transactions running in parallel (a
+   * transaction-scoped lock on PostgreSQL; nothing on SQLite, whose writers take turns anyway).
+   */
+  lockConcurrency(key: string): void;
+  /** How many instances of `key` are admitted (not held) and not ended. */
+  countAdmitted(key: string): number;
+  /** The oldest held instance of `key` (lowest id), or undefined. */
+  oldestHeld(key: string): { id: number; workflowId: number; pausedAt: number | null } | undefined;
+  /** Admits a held instance (held = 0, version + 1). */
+  admit(p: { id: number; now: number }): void;
   /** A FAILED instance runs again (retry): RUNNING, no end, no error, deadline `deadlineAt`. */
   reopen(p: { id: number; deadlineAt: number | null; now: number }): void;
 }
@@ -313,9 +347,9 @@ export interface ChildLink {
 /** The children of `subworkflow` and `map` node attempts (`child`). */
 export interface ChildQueries {
   /** One row per item of a node attempt, in order, each with its child's start variables (JSON text). */
-  insertItems(p: { instanceId: number; nodeId: string; attempt: number; inputs: readonly string[] }): void;
-  /** Item `index`'s start variables (JSON text), or undefined when it started (or does not exist). */
-  input(p: { instanceId: number; nodeId: string; attempt: number; index: number }): string | undefined;
+  insertItems(p: { instanceId: number; nodeId: string; attempt: number; inputs: readonly string[]; concurrencyKeys?: readonly (string | null)[] }): void;
+  /** Item `index`'s start variables (JSON text) and concurrency slot, or undefined when it started (or does not exist). */
+  input(p: { instanceId: number; nodeId: string; attempt: number; index: number }): { json: string; concurrencyKey: string | null } | undefined;
   /** Item `index` started as instance `childId` (its start variables are dropped: the child keeps them). */
   started(p: { instanceId: number; nodeId: string; attempt: number; index: number; childId: number }): void;
   /** Where child instance `childId` stands in its parent, or undefined. */

@@ -66,6 +66,9 @@ export function buildInstanceWherePg(filter: InstanceFilter, parts: { status?: b
     case 'person':
       terms.push(`i.status = 'SUSPENDED'`);
       break;
+    case 'concurrency':
+      terms.push(`i.held = 1 AND i.status = 'PENDING'`);
+      break;
     case 'retry':
       terms.push(`i.status IN ('RUNNING', 'WAITING') AND EXISTS (SELECT 1 FROM node_state n WHERE n.instance_id = i.id AND n.status = 'RETRYING')`);
       break;

@@ -20,11 +20,11 @@ export const NOT_LIVE_SQL = `('COMPLETED', 'FAILED', 'CANCELLED', 'COMPENSATING'
 
 /** Prepares {@link ChildQueries} on `db`. */
 export function createChildQueries(db: Database.Database): ChildQueries {
-  const insert = db.prepare<[number, string, number, number, string]>(
-    `INSERT INTO child (instance_id, node_id, attempt, item_index, input_json) VALUES (?, ?, ?, ?, ?)`,
+  const insert = db.prepare<[number, string, number, number, string, string | null]>(
+    `INSERT INTO child (instance_id, node_id, attempt, item_index, input_json, concurrency_key) VALUES (?, ?, ?, ?, ?, ?)`,
   );
-  const input = db.prepare<[number, string, number, number], { j: string | null }>(
-    `SELECT input_json AS j FROM child WHERE instance_id = ? AND node_id = ? AND attempt = ? AND item_index = ?`,
+  const input = db.prepare<[number, string, number, number], { j: string | null; k: string | null }>(
+    `SELECT input_json AS j, concurrency_key AS k FROM child WHERE instance_id = ? AND node_id = ? AND attempt = ? AND item_index = ?`,
   );
   const started = db.prepare<[number, number, string, number, number]>(
     `UPDATE child SET child_id = ?, input_json = NULL WHERE instance_id = ? AND node_id = ? AND attempt = ? AND item_index = ?`,
@@ -40,10 +40,13 @@ export function createChildQueries(db: Database.Database): ChildQueries {
     `SELECT i.id FROM instance i WHERE i.parent_id = ? AND i.status NOT IN ${NOT_LIVE_SQL} ORDER BY i.id`,
   );
   return {
-    insertItems: ({ instanceId, nodeId, attempt, inputs }) => {
-      for (let i = 0; i < inputs.length; i++) insert.run(instanceId, nodeId, attempt, i, inputs[i] as string);
+    insertItems: ({ instanceId, nodeId, attempt, inputs, concurrencyKeys }) => {
+      for (let i = 0; i < inputs.length; i++) insert.run(instanceId, nodeId, attempt, i, inputs[i] as string, concurrencyKeys?.[i] ?? null);
     },
-    input: ({ instanceId, nodeId, attempt, index }) => input.get(instanceId, nodeId, attempt, index)?.j ?? undefined,
+    input: ({ instanceId, nodeId, attempt, index }) => {
+      const r = input.get(instanceId, nodeId, attempt, index);
+      return r === undefined || r.j === null ? undefined : { json: r.j, concurrencyKey: r.k };
+    },
     started: ({ instanceId, nodeId, attempt, index, childId }) => void started.run(childId, instanceId, nodeId, attempt, index),
     link: (childId) => link.get(childId),
     live: ({ instanceId, nodeId }) => (nodeId === undefined ? live.all(instanceId) : liveOfNode.all(instanceId, nodeId)).map((r) => r.id),

@@ -59,6 +59,9 @@ export function buildInstanceWhere(filter: InstanceFilter, parts: { status?: boo
     case 'person':
       terms.push(`i.status = 'SUSPENDED'`);
       break;
+    case 'concurrency':
+      terms.push(`i.held = 1 AND i.status = 'PENDING'`);
+      break;
     case 'retry':
       terms.push(`i.status IN ('RUNNING', 'WAITING') AND EXISTS (SELECT 1 FROM node_state n WHERE n.instance_id = i.id AND n.status = 'RETRYING')`);
       break;

@@ -30,6 +30,7 @@ export interface RawInstance {
   errorJson: string | null;
   parentId: number | null;
   pausedAt: number | null;
+  concurrencyKey: string | null;
 }
 
 /** A selected instance row as the state machine reads it, its JSON parsed (engine/db/queries/stored-json.ts). */
@@ -48,22 +49,24 @@ export function toInstanceRow(r: RawInstance): InstanceRow {
     error: r.errorJson === null ? null : parseStored<SerializedError>(r.errorJson, id, 'error_json'),
     parentId: r.parentId,
     pausedAt: r.pausedAt,
+    concurrencyKey: r.concurrencyKey,
   };
 }
 
 /** Prepares {@link InstanceQueries} on `db`. */
 export function createInstanceQueries(db: Database.Database): InstanceQueries {
-  const insert = db.prepare<[number, string, string, number, number | null, number, number | null, string | null, number | null, string | null]>(
-    `INSERT INTO instance (workflow_id, status, variables_json, input_json, created_at, started_at, updated_at, deadline_at, business_key, parent_id, parent_node_id)
-     VALUES (?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?)`,
+  const insert = db.prepare<[number, string, string, number, number | null, number, number | null, string | null, number | null, string | null, string | null, number]>(
+    `INSERT INTO instance (workflow_id, status, variables_json, input_json, created_at, started_at, updated_at, deadline_at, business_key, parent_id, parent_node_id,
+                           concurrency_key, held)
+     VALUES (?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const get = db.prepare<[number], RawInstance>(
     `SELECT id, workflow_id AS workflowId, status, variables_json AS variablesJson, version, suspension_json AS suspensionJson,
             end_status AS endStatus, started_at AS startedAt, deadline_at AS deadlineAt, error_json AS errorJson,
-            parent_id AS parentId, paused_at AS pausedAt
+            parent_id AS parentId, paused_at AS pausedAt, concurrency_key AS concurrencyKey
        FROM instance WHERE id = ?`,
   );
-  const head = db.prepare<[number], InstanceHead>(`SELECT id, status, deadline_at AS deadlineAt, parent_id AS parentId, paused_at AS pausedAt FROM instance WHERE id = ?`);
+  const head = db.prepare<[number], InstanceHead>(`SELECT id, status, deadline_at AS deadlineAt, parent_id AS parentId, paused_at AS pausedAt, concurrency_key AS concurrencyKey FROM instance WHERE id = ?`);
   const variables = db.prepare<[number], { v: string; status: InstanceStatus; pausedAt: number | null }>(
     `SELECT status, paused_at AS pausedAt, variables_json AS v FROM instance WHERE id = ?`,
   );
@@ -100,14 +103,29 @@ export function createInstanceQueries(db: Database.Database): InstanceQueries {
     `UPDATE instance SET status = 'RUNNING', ended_at = NULL, error_json = NULL, end_status = NULL, deadline_at = ?,
             updated_at = ?, version = version + 1 WHERE id = ?`,
   );
+  const countAdmitted = db.prepare<[string], { n: number }>(
+    `SELECT count(*) AS n FROM instance WHERE concurrency_key = ? AND held = 0 AND status NOT IN ('COMPLETED', 'FAILED', 'CANCELLED')`,
+  );
+  const oldestHeld = db.prepare<[string], { id: number; workflowId: number; pausedAt: number | null }>(
+    `SELECT id, workflow_id AS workflowId, paused_at AS pausedAt FROM instance
+      WHERE concurrency_key = ? AND held = 1 AND status NOT IN ('COMPLETED', 'FAILED', 'CANCELLED') ORDER BY id LIMIT 1`,
+  );
+  const admit = db.prepare<[number, number]>(`UPDATE instance SET held = 0, updated_at = ?, version = version + 1 WHERE id = ?`);
   const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 
   return {
-    insert: ({ workflowId, status, variablesJson, now, deadlineAt, businessKey, parentId, parentNodeId }) =>
+    insert: ({ workflowId, status, variablesJson, now, deadlineAt, businessKey, parentId, parentNodeId, concurrencyKey, held }) =>
       Number(
-        insert.run(workflowId, status, variablesJson, now, status === 'RUNNING' ? now : null, now, deadlineAt, businessKey, parentId ?? null, parentNodeId ?? null)
-          .lastInsertRowid,
+        insert.run(
+          workflowId, status, variablesJson, now, status === 'RUNNING' ? now : null, now, deadlineAt, businessKey,
+          parentId ?? null, parentNodeId ?? null, concurrencyKey ?? null, held === true ? 1 : 0,
+        ).lastInsertRowid,
       ),
+    // SQLite's writers take turns (BEGIN IMMEDIATE): a count inside the transaction is exact already.
+    lockConcurrency: () => undefined,
+    countAdmitted: (key) => countAdmitted.get(key)?.n ?? 0,
+    oldestHeld: (key) => oldestHeld.get(key),
+    admit: ({ id, now }) => void admit.run(now, id),
     get: (id): InstanceRow | undefined => {
       const r = get.get(id);
       if (r === undefined) return undefined;

@@ -35,7 +35,14 @@ export function createScheduleQueries(db: Database.Database): ScheduleQueries {
   );
   const parkForInstance = db.prepare<[{ now: number; parked: number; instanceId: number }]>(
     `UPDATE schedule SET paused_ms = max(0, next_run_at - @now), next_run_at = @parked
-      WHERE instance_id = @instanceId AND paused_ms IS NULL AND NOT (lease_owner IS NOT NULL AND next_run_at > @now)`,
+      WHERE instance_id = @instanceId AND paused_ms IS NULL AND next_run_at < @parked AND NOT (lease_owner IS NOT NULL AND next_run_at > @now)`,
+  );
+  // A held instance's rows wait at PARKED_AT with no paused_ms (a pause leaves them so, see above).
+  const releaseHeld = db.prepare<[{ now: number; parked: number; instanceId: number }]>(
+    `UPDATE schedule SET next_run_at = @now WHERE instance_id = @instanceId AND next_run_at = @parked AND paused_ms IS NULL`,
+  );
+  const releaseHeldPaused = db.prepare<[{ parked: number; instanceId: number }]>(
+    `UPDATE schedule SET paused_ms = 0 WHERE instance_id = @instanceId AND next_run_at = @parked AND paused_ms IS NULL`,
   );
   const unparkForInstance = db.prepare<[number, number]>(
     `UPDATE schedule SET next_run_at = ? + paused_ms, paused_ms = NULL WHERE instance_id = ? AND paused_ms IS NOT NULL`,
@@ -80,6 +87,8 @@ export function createScheduleQueries(db: Database.Database): ScheduleQueries {
     park: ({ id, owner, remainingMs }) => void park.run(owner, PARKED_AT, remainingMs, id),
     parkForInstance: ({ instanceId, now }) => void parkForInstance.run({ now, parked: PARKED_AT, instanceId }),
     unparkForInstance: ({ instanceId, now }) => void unparkForInstance.run(now, instanceId),
+    releaseHeld: ({ instanceId, now, paused }) =>
+      void (paused ? releaseHeldPaused.run({ parked: PARKED_AT, instanceId }) : releaseHeld.run({ now, parked: PARKED_AT, instanceId })),
     reuseForRun: ({ id, nodeId, leaseUntil, now }) => void reuseForRun.run(nodeId, leaseUntil, leaseUntil, now, id),
     insert: ({ instanceId, nodeId, kind, at, retryCount, now }) => Number(insert.run(instanceId, nodeId, kind, at, retryCount, now).lastInsertRowid),
     insertLeased: ({ instanceId, nodeId, owner, leaseUntil, now }) =>

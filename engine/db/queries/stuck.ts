@@ -16,6 +16,11 @@ export interface StuckSource {
   nodes_json: string | null;
   suspension_json: string | null;
   error_json: string | null;
+  /** 1 while it waits for a concurrency slot. */
+  held?: number;
+  /** Its workflow version's concurrency limit (read for a held row), or null. */
+  concurrency_limit?: number | null;
+  created_at?: number;
 }
 
 /** "Why is it stuck": the list's extra columns, derived from {@link StuckSource.nodes_json}. Times are epoch ms. */
@@ -113,6 +118,12 @@ export function describeStuck(row: StuckSource): StuckInfo {
     }
   } else if (row.status === 'FAILED' && row.error_json !== null) {
     out.reason = errorMessage(JSON.parse(row.error_json));
+  } else if (row.held === 1 && row.status === 'PENDING') {
+    out.waitingFor = 'concurrency';
+    out.waitingSince = row.created_at ?? null;
+    out.waitingUntil = null;
+    const limit = row.concurrency_limit;
+    out.reason = typeof limit === 'number' ? `waiting for a concurrency slot (limit ${limit})` : 'waiting for a concurrency slot';
   }
   return out;
 }

@@ -24,6 +24,8 @@ export interface ChildrenRequest {
   version: number;
   /** Each child's start variables, as JSON text, in item order. */
   inputs: string[];
+  /** Each child's concurrency slot (its workflow has a limit), in item order; absent: none has one. */
+  concurrencyKeys?: string[];
   maxConcurrency: number;
   toleratedFailures: number;
   /** How long the node waits for its children, ms (then the attempt fails with TIMEOUT). */
@@ -52,7 +54,7 @@ export function waitChildren(tx: Tx, inst: InstanceHead, nodeId: string, r: Chil
     failed: 0,
     ...(r.timeoutMs === undefined ? {} : { timeoutAt: now + r.timeoutMs }),
   };
-  q.children.insertItems({ instanceId: inst.id, nodeId, attempt, inputs: r.inputs });
+  q.children.insertItems({ instanceId: inst.id, nodeId, attempt, inputs: r.inputs, ...(r.concurrencyKeys === undefined ? {} : { concurrencyKeys: r.concurrencyKeys }) });
   q.history.append({
     instanceId: inst.id,
     nodeId,
@@ -62,7 +64,7 @@ export function waitChildren(tx: Tx, inst: InstanceHead, nodeId: string, r: Chil
     data: { workflow: r.workflow, version: r.version, items: wait.total, maxConcurrency: r.maxConcurrency },
   });
   const first = Math.min(wait.total, wait.maxConcurrency);
-  for (let i = 0; i < first; i++) startChild(tx, inst.id, nodeId, attempt, wait, r.inputs[i] as string);
+  for (let i = 0; i < first; i++) startChild(tx, inst.id, nodeId, attempt, wait, r.inputs[i] as string, r.concurrencyKeys?.[i] ?? null);
   q.nodes.park({ instanceId: inst.id, nodeId, status: 'WAITING', wait });
   if (wait.timeoutAt !== undefined) q.schedule.insert({ instanceId: inst.id, nodeId, kind: 'timeout', at: wait.timeoutAt, retryCount: 0, now });
   if (wait.total === 0) q.schedule.insert({ instanceId: inst.id, nodeId, kind: 'wake', at: now, retryCount: 0, now });
@@ -70,10 +72,13 @@ export function waitChildren(tx: Tx, inst: InstanceHead, nodeId: string, r: Chil
   settle(tx, inst.id, inst);
 }
 
-/** Starts item `wait.started` of a node attempt as a child instance (with `input`, its start variables as JSON text). */
-function startChild(tx: Tx, parentId: number, nodeId: string, attempt: number, wait: ChildrenWait, input: string): void {
+/**
+ * Starts item `wait.started` of a node attempt as a child instance (with `input`, its start
+ * variables as JSON text, and `slot`, its concurrency key when its workflow has a limit).
+ */
+function startChild(tx: Tx, parentId: number, nodeId: string, attempt: number, wait: ChildrenWait, input: string, slot: string | null): void {
   const index = wait.started;
-  const childId = createInstance(tx, tx.workflow(wait.workflowId), input, null, undefined, { id: parentId, nodeId });
+  const childId = createInstance(tx, tx.workflow(wait.workflowId), input, null, undefined, { id: parentId, nodeId }, slot ?? undefined);
   tx.q.children.started({ instanceId: parentId, nodeId, attempt, index, childId });
   wait.started++;
 }
@@ -109,7 +114,7 @@ export function childEnded(tx: Tx, childId: number, status: 'COMPLETED' | 'FAILE
       wake = true;
     } else if (next.started < next.total) {
       const input = q.children.input({ instanceId: link.instanceId, nodeId: link.nodeId, attempt: link.attempt, index: next.started });
-      if (input !== undefined) startChild(tx, link.instanceId, link.nodeId, link.attempt, next, input);
+      if (input !== undefined) startChild(tx, link.instanceId, link.nodeId, link.attempt, next, input.json, input.concurrencyKey);
     }
   }
   if (status !== 'COMPLETED') {

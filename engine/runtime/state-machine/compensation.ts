@@ -6,7 +6,7 @@
 import type { SerializedError } from '../../errors';
 import type { Tx } from './tx';
 import { suspend } from './instance';
-import { childEnded } from './children';
+import { instanceEnded } from './instance';
 
 /**
  * Starts the next compensation of a COMPENSATING instance, or ends it (as its `endStatus`) when
@@ -30,7 +30,7 @@ export function continueCompensation(tx: Tx, instanceId: number): void {
   q.schedule.deleteForInstance(instanceId);
   q.history.append({ instanceId, nodeId: null, type: end === 'FAILED' ? 'instance.failed' : 'instance.cancelled', at: now });
   tx.events.push({ type: 'instance.finished', instanceId, status: end });
-  if (inst.parentId !== null) childEnded(tx, instanceId, end);
+  instanceEnded(tx, inst, end);
 }
 
 /** A compensation succeeded: the node is COMPENSATED and the chain goes on. */

@@ -5,10 +5,11 @@
 import { EngineError, type SerializedError } from '../../errors';
 import { isTerminal, startsNothing } from '../../vocabulary';
 import type { CompiledWorkflow } from '../compiled';
-import type { InstanceHead, Suspension } from '../../store/queries';
+import { concurrencyKey, PARKED_AT, type InstanceHead, type Suspension } from '../../store/queries';
 import { canDispatch, type Tx } from './tx';
 import { continueCompensation } from './compensation';
 import { cancelChildren, childEnded } from './children';
+import { admits, releaseSlot } from './concurrency';
 
 /** The instance and node that start a child instance (a `subworkflow` or `map` node's). */
 export interface ParentLink {
@@ -21,11 +22,33 @@ export interface ParentLink {
  * entry nodes (and of its deadline); returns the new id. While `tx.dispatch` has free slots,
  * entry nodes start at once (RUNNING, leased to the worker) and the instance is created RUNNING.
  * A child instance names its `parent`.
+ *
+ * A workflow with a concurrency limit (./concurrency.ts) needs `slot`, the instance's concurrency
+ * key (computed before the transaction: the key expression is async). At the limit the instance is
+ * created PENDING and held: its entry nodes READY with their rows parked, nothing dispatched.
+ *
+ * @throws EngineError INTERNAL when the workflow has a key expression and no `slot` was given.
  */
-export function createInstance(tx: Tx, wf: CompiledWorkflow, variablesJson: string, businessKey: string | null, actor?: string, parent?: ParentLink): number {
+export function createInstance(
+  tx: Tx,
+  wf: CompiledWorkflow,
+  variablesJson: string,
+  businessKey: string | null,
+  actor?: string,
+  parent?: ParentLink,
+  slot?: string,
+): number {
   const { q, now } = tx;
   const deadlineAt = wf.def.deadlineMs === undefined ? null : now + wf.def.deadlineMs;
-  const running = canDispatch(tx) && wf.nodes.size > 0;
+  const limit = wf.def.concurrency;
+  let key: string | null = null;
+  if (limit !== undefined) {
+    if (slot === undefined && limit.key !== undefined) throw new EngineError('INTERNAL', `workflow "${wf.name}" has a concurrency key and none was computed`);
+    key = slot ?? concurrencyKey(wf.name, undefined);
+  }
+  const held = key !== null && limit !== undefined && !admits(tx, key, limit.limit);
+  const dispatch = (): boolean => !held && canDispatch(tx);
+  const running = dispatch() && wf.nodes.size > 0;
   const id = q.instances.insert({
     workflowId: wf.id,
     status: running ? 'RUNNING' : 'PENDING',
@@ -34,12 +57,14 @@ export function createInstance(tx: Tx, wf: CompiledWorkflow, variablesJson: stri
     deadlineAt,
     businessKey,
     ...(parent === undefined ? {} : { parentId: parent.id, parentNodeId: parent.nodeId }),
+    concurrencyKey: key,
+    held,
   });
   const started: string[] = [];
   for (const n of wf.nodes.values()) {
     if (n.incoming.length > 0) {
       q.nodes.insert({ instanceId: id, nodeId: n.id, status: 'PENDING', attemptLimit: n.retry.maxAttempts, pendingIn: n.incoming.length, now });
-    } else if (canDispatch(tx)) {
+    } else if (dispatch() && tx.dispatch !== undefined) {
       const d = tx.dispatch;
       q.nodes.insert({ instanceId: id, nodeId: n.id, status: 'RUNNING', attemptLimit: n.retry.maxAttempts, pendingIn: 0, now });
       const scheduleId = q.schedule.insertLeased({ instanceId: id, nodeId: n.id, owner: d.owner, leaseUntil: d.leaseUntil, now });
@@ -48,7 +73,7 @@ export function createInstance(tx: Tx, wf: CompiledWorkflow, variablesJson: stri
       started.push(n.id);
     } else {
       q.nodes.insert({ instanceId: id, nodeId: n.id, status: 'READY', attemptLimit: n.retry.maxAttempts, pendingIn: 0, now });
-      q.schedule.insert({ instanceId: id, nodeId: n.id, kind: 'run', at: now, retryCount: 0, now });
+      q.schedule.insert({ instanceId: id, nodeId: n.id, kind: 'run', at: held ? PARKED_AT : now, retryCount: 0, now });
     }
   }
   if (deadlineAt !== null) q.schedule.insert({ instanceId: id, nodeId: null, kind: 'deadline', at: deadlineAt, retryCount: 0, now });
@@ -58,7 +83,13 @@ export function createInstance(tx: Tx, wf: CompiledWorkflow, variablesJson: stri
     type: 'instance.created',
     at: now,
     actor,
-    data: { workflow: wf.name, version: wf.version, businessKey, ...(parent === undefined ? {} : { parent: { instanceId: parent.id, nodeId: parent.nodeId } }) },
+    data: {
+      workflow: wf.name,
+      version: wf.version,
+      businessKey,
+      ...(parent === undefined ? {} : { parent: { instanceId: parent.id, nodeId: parent.nodeId } }),
+      ...(held ? { held: { limit: limit?.limit } } : {}),
+    },
   });
   tx.events.push({ type: 'instance.created', instanceId: id, workflow: wf.name, version: wf.version });
   if (running) tx.events.push({ type: 'instance.changed', instanceId: id, status: 'RUNNING' });
@@ -85,7 +116,7 @@ export function settle(tx: Tx, instanceId: number, current?: InstanceHead): void
     q.schedule.deleteForInstance(instanceId);
     q.history.append({ instanceId, nodeId: null, type: 'instance.completed', at: now });
     tx.events.push({ type: 'instance.finished', instanceId, status: 'COMPLETED' });
-    if (inst.parentId !== null) childEnded(tx, instanceId, 'COMPLETED');
+    instanceEnded(tx, inst, 'COMPLETED');
     return;
   }
   const status = active > 0 ? 'RUNNING' : 'WAITING';
@@ -158,6 +189,7 @@ export function failInstance(tx: Tx, instanceId: number, error: SerializedError 
  */
 export function cancelInstance(tx: Tx, instanceId: number, compensate: boolean, actor?: string): void {
   const { q, now } = tx;
+  const head = q.instances.head(instanceId);
   // A paused instance is cancelled too: its compensations must run.
   q.instances.unpause({ id: instanceId, now });
   q.schedule.deleteForInstance(instanceId);
@@ -180,7 +212,17 @@ export function cancelInstance(tx: Tx, instanceId: number, compensate: boolean, 
   q.instances.end({ id: instanceId, status: 'CANCELLED', now });
   q.history.append({ instanceId, nodeId: null, type: 'instance.cancelled', at: now, actor });
   tx.events.push({ type: 'instance.finished', instanceId, status: 'CANCELLED' });
-  childEnded(tx, instanceId, 'CANCELLED');
+  instanceEnded(tx, head ?? { id: instanceId, parentId: null, concurrencyKey: null }, 'CANCELLED');
+}
+
+/**
+ * An instance ended (`status`) in this transaction, after its row and history say so: its parent's
+ * node hears of it (children.ts) and its concurrency slot goes to the next held instance
+ * (concurrency.ts). Every transition that ends an instance calls this.
+ */
+export function instanceEnded(tx: Tx, inst: Pick<InstanceHead, 'id' | 'parentId' | 'concurrencyKey'>, status: 'COMPLETED' | 'FAILED' | 'CANCELLED'): void {
+  if (inst.parentId !== null) childEnded(tx, inst.id, status);
+  releaseSlot(tx, inst);
 }
 
 /**

@@ -10,8 +10,7 @@ import { isTerminal } from '../../vocabulary';
 import type { InstanceRow } from '../../store/queries';
 import type { SettledResult } from '../outcome';
 import type { Tx } from './tx';
-import { childEnded } from './children';
-import { cancelInstance, failInstance, failOnDeadline, pastDeadline, settle, suspendOnNextIncident } from './instance';
+import { cancelInstance, failInstance, failOnDeadline, pastDeadline, settle, suspendOnNextIncident, instanceEnded } from './instance';
 import { completeNode, skipFlows } from './node';
 import { continueCompensation } from './compensation';
 import type { VariablesDiff } from '../../dsl/variables-diff';
@@ -157,7 +156,7 @@ export function resumeInstance(tx: Tx, r: ResumeAction): EngineError | undefined
     q.schedule.deleteForInstance(id);
     q.history.append({ instanceId: id, nodeId: null, type: 'instance.failed', at: now, actor: r.actor, data: { reason: 'compensation stopped by hand' } });
     tx.events.push({ type: 'instance.finished', instanceId: id, status: 'FAILED' });
-    childEnded(tx, id, 'FAILED');
+    instanceEnded(tx, inst, 'FAILED');
     return undefined;
   }
   q.instances.clearSuspension({ id, status: 'COMPENSATING', now });

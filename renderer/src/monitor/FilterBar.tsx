@@ -38,6 +38,7 @@ const WAITING_LABELS: Record<WaitingForValue, string> = {
   person: 'a person (suspended)',
   event: 'an event',
   children: 'child instances',
+  concurrency: 'a concurrency slot',
 };
 
 /** `datetime-local` value of an epoch-ms time (local), or ''. */

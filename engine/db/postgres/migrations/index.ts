@@ -17,6 +17,7 @@ import type pg from 'pg';
 import { EngineError } from '../../../errors';
 import { sql as m0001 } from './0001-initial';
 import { sql as m0002 } from './0002-control-flow';
+import { sql as m0003 } from './0003-concurrency';
 
 /** One migration: the SQL (several statements; run it without parameters) that brings a database to `version`. */
 export interface PgMigration {
@@ -28,6 +29,7 @@ export interface PgMigration {
 export const PG_MIGRATIONS: readonly PgMigration[] = [
   { version: 1, sql: m0001 },
   { version: 2, sql: m0002 },
+  { version: 3, sql: m0003 },
 ];
 
 /** The schema version this build writes. */

@@ -10,9 +10,9 @@ import { NOT_LIVE_SQL } from '../../queries/children';
 import { parseStored } from '../../queries/stored-json';
 import type { PgTx } from './context';
 
-const INSERT_ITEMS = `INSERT INTO child (instance_id, node_id, attempt, item_index, input_json)
-  SELECT $1, $2, $3, t.i - 1, t.j FROM unnest($4::text[]) WITH ORDINALITY AS t(j, i)`;
-const INPUT = `SELECT input_json AS j FROM child WHERE instance_id = $1 AND node_id = $2 AND attempt = $3 AND item_index = $4`;
+const INSERT_ITEMS = `INSERT INTO child (instance_id, node_id, attempt, item_index, input_json, concurrency_key)
+  SELECT $1, $2, $3, t.i - 1, t.j, t.k FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS t(j, k, i)`;
+const INPUT = `SELECT input_json AS j, concurrency_key AS k FROM child WHERE instance_id = $1 AND node_id = $2 AND attempt = $3 AND item_index = $4`;
 const STARTED = `UPDATE child SET child_id = $1, input_json = NULL WHERE instance_id = $2 AND node_id = $3 AND attempt = $4 AND item_index = $5`;
 const LINK = `SELECT instance_id AS "instanceId", node_id AS "nodeId", attempt, item_index AS "index" FROM child WHERE child_id = $1`;
 const LIVE_OF_NODE = `SELECT i.id FROM child c JOIN instance i ON i.id = c.child_id
@@ -27,13 +27,14 @@ const EVENT_CONSUME = `UPDATE event SET consumed_node_id = $1, consumed_at = $2 
 /** {@link ChildQueries} over the transaction `tx`. */
 export function createChildQueries(tx: PgTx): ChildQueries {
   return {
-    insertItems: ({ instanceId, nodeId, attempt, inputs }) => {
+    insertItems: ({ instanceId, nodeId, attempt, inputs, concurrencyKeys }) => {
       tx.lockInstance(instanceId);
-      tx.exec(INSERT_ITEMS, [instanceId, nodeId, attempt, inputs]);
+      tx.exec(INSERT_ITEMS, [instanceId, nodeId, attempt, inputs, inputs.map((_, i) => concurrencyKeys?.[i] ?? null)]);
     },
     input: ({ instanceId, nodeId, attempt, index }) => {
       tx.lockInstance(instanceId);
-      return tx.run<{ j: string | null }>(INPUT, [instanceId, nodeId, attempt, index]).rows[0]?.j ?? undefined;
+      const r = tx.run<{ j: string | null; k: string | null }>(INPUT, [instanceId, nodeId, attempt, index]).rows[0];
+      return r === undefined || r.j === null ? undefined : { json: r.j, concurrencyKey: r.k };
     },
     started: ({ instanceId, nodeId, attempt, index, childId }) => {
       tx.lockInstance(instanceId);

@@ -34,7 +34,10 @@ const HOLDS = `SELECT id FROM schedule WHERE id = $1 AND lease_owner = $2 AND ve
 const DEFER = `UPDATE schedule SET lease_owner = $1, lease_expires_at = NULL, next_run_at = $2, version = version + 1 WHERE id = $3`;
 const PARK = `UPDATE schedule SET lease_owner = $1, lease_expires_at = NULL, next_run_at = $2, paused_ms = $3, version = version + 1 WHERE id = $4`;
 const PARK_FOR_INSTANCE = `UPDATE schedule SET paused_ms = greatest(0, next_run_at - $2), next_run_at = $3
-  WHERE instance_id = $1 AND paused_ms IS NULL AND NOT (lease_owner IS NOT NULL AND next_run_at > $2)`;
+  WHERE instance_id = $1 AND paused_ms IS NULL AND next_run_at < $3 AND NOT (lease_owner IS NOT NULL AND next_run_at > $2)`;
+// A held instance's rows wait at PARKED_AT with no paused_ms (a pause leaves them so, see above).
+const RELEASE_HELD = `UPDATE schedule SET next_run_at = $2 WHERE instance_id = $1 AND next_run_at = $3 AND paused_ms IS NULL`;
+const RELEASE_HELD_PAUSED = `UPDATE schedule SET paused_ms = 0 WHERE instance_id = $1 AND next_run_at = $2 AND paused_ms IS NULL`;
 const UNPARK_FOR_INSTANCE = `UPDATE schedule SET next_run_at = $2 + paused_ms, paused_ms = NULL WHERE instance_id = $1 AND paused_ms IS NOT NULL`;
 const REUSE_FOR_RUN = `UPDATE schedule SET node_id = $1, kind = 'run', next_run_at = $2, lease_expires_at = $2, retry_count = 0,
   version = version + 1, created_at = $3 WHERE id = $4`;
@@ -77,6 +80,8 @@ export function createScheduleQueries(tx: PgTx): ScheduleQueries {
     park: ({ id, owner, remainingMs }) => tx.exec(PARK, [owner, PARKED_AT, remainingMs, id]),
     parkForInstance: ({ instanceId, now }) => forInstance(PARK_FOR_INSTANCE, instanceId, now, PARKED_AT),
     unparkForInstance: ({ instanceId, now }) => forInstance(UNPARK_FOR_INSTANCE, instanceId, now),
+    releaseHeld: ({ instanceId, now, paused }) =>
+      paused ? forInstance(RELEASE_HELD_PAUSED, instanceId, PARKED_AT) : forInstance(RELEASE_HELD, instanceId, now, PARKED_AT),
     reuseForRun: ({ id, nodeId, leaseUntil, now }) => tx.exec(REUSE_FOR_RUN, [nodeId, leaseUntil, now, id]),
     insert: ({ instanceId, nodeId, kind, at, retryCount, now }: { instanceId: number; nodeId: string | null; kind: ScheduleKind; at: number; retryCount: number; now: number }) => {
       tx.lockInstance(instanceId);
