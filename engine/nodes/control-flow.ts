@@ -33,7 +33,7 @@ function kindOf(v: unknown): string {
   if (v === undefined) return 'nothing (is the variable there?)';
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'an array';
-  return `a ${typeof v}`;
+  return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
 }
 
 /**
@@ -84,7 +84,9 @@ export const mapNode: NodeType<MapConfig> = {
     const { items: src, workflow, version, input, maxConcurrency, toleratedFailures } = ctx.config;
     const items = await evaluateField(ctx, 'items', src);
     if (!Array.isArray(items)) {
-      throw new EngineError('INVALID_INPUT', `node "${ctx.nodeId}": config.items must yield an array, got ${kindOf(items)}`, { retryable: false });
+      // A JSONata path over one element yields that element, not a one-element array.
+      const hint = items !== undefined && items !== null ? ` (a path yields a single value when it matches one: wrap it as [${src}])` : '';
+      throw new EngineError('INVALID_INPUT', `node "${ctx.nodeId}": config.items must yield an array, got ${kindOf(items)}${hint}`, { retryable: false });
     }
     if (items.length > MAX_CHILDREN_PER_NODE) {
       throw new EngineError('INVALID_INPUT', `node "${ctx.nodeId}": config.items yielded ${items.length} items, above the limit of ${MAX_CHILDREN_PER_NODE} per node`, {
@@ -94,18 +96,23 @@ export const mapNode: NodeType<MapConfig> = {
     }
     const inputs: Record<string, unknown>[] = [];
     for (let index = 0; index < items.length; index++) {
-      const base = { ...ctx.variables, item: items[index] as unknown, index };
       if (input === undefined) {
-        inputs.push(base);
+        // Merged over the globals when each child starts (the items are stored alone).
+        inputs.push({ item: items[index] as unknown, index });
         continue;
       }
+      const base = { ...ctx.variables, item: items[index] as unknown, index };
       const vars = await evaluateField({ ...ctx, variables: base }, 'input', input);
       if (!isObject(vars)) {
         throw new EngineError('INVALID_INPUT', `node "${ctx.nodeId}": config.input must give an object for each item (the child's variables), got ${kindOf(vars)} for item ${index}`, { retryable: false });
       }
       inputs.push(vars);
     }
-    return { wait: { children: { mode: 'map', workflow, ...(version === undefined ? {} : { version }), inputs, maxConcurrency, toleratedFailures } } };
+    return {
+      wait: {
+        children: { mode: 'map', workflow, ...(version === undefined ? {} : { version }), inputs, maxConcurrency, toleratedFailures, ...(input === undefined ? { mergeGlobals: true } : {}) },
+      },
+    };
   },
 };
 

@@ -85,6 +85,11 @@ export interface ChildrenSpec {
   maxConcurrency: number;
   /** Children that may fail (their result is then `null`) before the node fails. */
   toleratedFailures: number;
+  /**
+   * Each input is merged over the parent's globals as they are when its child starts (a map
+   * without `input`): the items are stored alone, not with a copy of the globals each.
+   */
+  mergeGlobals?: boolean;
 }
 
 /** The most child instances one node attempt may run (a `map` node's items). */

@@ -123,7 +123,7 @@ async function runHandler(deps: ExecutorDeps, step: ClaimedStep, node: CompiledN
     }
     const waitMs = node.def.timeoutMs === undefined ? {} : { timeoutMs: node.def.timeoutMs };
     if ('event' in w) return { kind: 'wait', step, wait: { kind: 'event', name: w.event.name, ...(w.event.key === undefined ? {} : { key: w.event.key }), ...waitMs } };
-    if ('children' in w) return { kind: 'wait', step, wait: { kind: 'children', ...(await childrenRequest(deps, node, w.children)), ...waitMs } };
+    if ('children' in w) return { kind: 'wait', step, wait: { kind: 'children', ...(await childrenRequest(deps, node, w.children, step.variables)), ...waitMs } };
     return {
       kind: 'wait',
       step,
@@ -141,7 +141,10 @@ async function runHandler(deps: ExecutorDeps, step: ClaimedStep, node: CompiledN
  * @throws EngineError NOT_FOUND, INVALID_VARIABLES (naming the item), INVALID_INPUT (too many
  *   items): none retryable.
  */
-async function childrenRequest(deps: ExecutorDeps, node: CompiledNode, spec: ChildrenSpec) {
+async function childrenRequest(deps: ExecutorDeps, node: CompiledNode, spec: ChildrenSpec, globals: Record<string, unknown>) {
+  // What each child starts with: its input, over the globals when it is merged with them then
+  // (checked here with the globals as they are now).
+  const full = (vars: Record<string, unknown>) => (spec.mergeGlobals === true ? { ...globals, ...vars } : vars);
   if (spec.inputs.length > MAX_CHILDREN_PER_NODE) {
     throw new EngineError('INVALID_INPUT', `node "${node.id}": ${spec.inputs.length} child instances asked for, above the limit of ${MAX_CHILDREN_PER_NODE}`, { retryable: false });
   }
@@ -149,13 +152,13 @@ async function childrenRequest(deps: ExecutorDeps, node: CompiledNode, spec: Chi
   const inputs = spec.inputs.map((vars, i) => {
     const item = spec.mode === 'map' ? `item ${i}: ` : '';
     try {
-      checkVariables(wf.def, vars);
+      checkVariables(wf.def, full(vars));
     } catch (err) {
       if (!(err instanceof EngineError)) throw err;
       throw new EngineError(err.code, `node "${node.id}": ${item}the child's variables: ${err.message}`, { retryable: false, details: err.details });
     }
     const json = JSON.stringify(vars);
-    const bytes = Buffer.byteLength(json);
+    const bytes = spec.mergeGlobals === true ? Buffer.byteLength(JSON.stringify(full(vars))) : Buffer.byteLength(json);
     if (bytes > deps.maxResultBytes) {
       throw new EngineError('INVALID_VARIABLES', `node "${node.id}": ${item}the child's variables are ${bytes} bytes, above the limit of ${deps.maxResultBytes}`, { retryable: false });
     }
@@ -166,7 +169,7 @@ async function childrenRequest(deps: ExecutorDeps, node: CompiledNode, spec: Chi
     concurrencyKeys = [];
     for (const [i, vars] of spec.inputs.entries()) {
       try {
-        concurrencyKeys.push((await slotFor(wf, vars)) as string);
+        concurrencyKeys.push((await slotFor(wf, full(vars))) as string);
       } catch (err) {
         if (!(err instanceof EngineError)) throw err;
         const item = spec.mode === 'map' ? `item ${i}: ` : '';
@@ -183,6 +186,7 @@ async function childrenRequest(deps: ExecutorDeps, node: CompiledNode, spec: Chi
     ...(concurrencyKeys === undefined ? {} : { concurrencyKeys }),
     maxConcurrency: Math.max(1, Math.floor(spec.maxConcurrency)),
     toleratedFailures: Math.max(0, Math.floor(spec.toleratedFailures)),
+    ...(spec.mergeGlobals === true ? { mergeGlobals: true as const } : {}),
   };
 }
 

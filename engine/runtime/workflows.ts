@@ -187,6 +187,17 @@ export async function renameWorkflow(ctx: RuntimeContext, name: string, newName:
       workflows.renameVersion({ id: row.id, name: newName, dslJson: JSON.stringify(exportWorkflow(def)), hash: definitionHash(def) });
       ctx.compiled.delete(row.id);
     }
+    // Under its new name it may close a cycle of calls (workflows that call the new name now
+    // call it): refused as a save would be, the rename undone with the transaction.
+    const latest = workflows.latest(newName);
+    if (ctx.checkWorkflowCalls && latest) {
+      const lookup: CallLookup = (n, v) => {
+        const row = v === undefined ? workflows.latest(n) : workflows.versions(n).find((x) => x.version === v);
+        return row === undefined ? undefined : workflowCalls(JSON.parse(row.dslJson));
+      };
+      const cycles = checkWorkflowCalls(newName, JSON.parse(latest.dslJson), lookup).filter((p) => p.code === 'WORKFLOW_CYCLE');
+      refuseProblems(cycles);
+    }
     return { name: newName, versions: rows.length };
   });
 }

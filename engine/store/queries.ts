@@ -150,6 +150,8 @@ export interface ChildrenWait {
   failed: number;
   /** More failed than tolerated: the node fails when its wake row is claimed. */
   failing?: true;
+  /** Each child's stored input is merged over the parent's globals when it starts (a map without `input`). */
+  mergeGlobals?: true;
   timeoutAt?: number;
 }
 /** A node result as `$steps` shows it: a completed node's output, a FAILED node's `{ error }`. */

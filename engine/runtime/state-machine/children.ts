@@ -30,6 +30,8 @@ export interface ChildrenRequest {
   toleratedFailures: number;
   /** How long the node waits for its children, ms (then the attempt fails with TIMEOUT). */
   timeoutMs?: number;
+  /** Each input is merged over the parent's globals when its child starts. */
+  mergeGlobals?: true;
 }
 
 /**
@@ -43,6 +45,7 @@ export function waitChildren(tx: Tx, inst: InstanceHead, nodeId: string, r: Chil
   const wait: ChildrenWait = {
     kind: 'children',
     mode: r.mode,
+    ...(r.mergeGlobals === true ? { mergeGlobals: true as const } : {}),
     workflowId: r.workflowId,
     workflow: r.workflow,
     version: r.version,
@@ -64,7 +67,8 @@ export function waitChildren(tx: Tx, inst: InstanceHead, nodeId: string, r: Chil
     data: { workflow: r.workflow, version: r.version, items: wait.total, maxConcurrency: r.maxConcurrency },
   });
   const first = Math.min(wait.total, wait.maxConcurrency);
-  for (let i = 0; i < first; i++) startChild(tx, inst.id, nodeId, attempt, wait, r.inputs[i] as string, r.concurrencyKeys?.[i] ?? null);
+  const globals = wait.mergeGlobals === true ? q.instances.variables(inst.id)?.variables : undefined;
+  for (let i = 0; i < first; i++) startChild(tx, inst.id, nodeId, attempt, wait, r.inputs[i] as string, r.concurrencyKeys?.[i] ?? null, globals);
   q.nodes.park({ instanceId: inst.id, nodeId, status: 'WAITING', wait });
   if (wait.timeoutAt !== undefined) q.schedule.insert({ instanceId: inst.id, nodeId, kind: 'timeout', at: wait.timeoutAt, retryCount: 0, now });
   if (wait.total === 0) q.schedule.insert({ instanceId: inst.id, nodeId, kind: 'wake', at: now, retryCount: 0, now });
@@ -74,11 +78,26 @@ export function waitChildren(tx: Tx, inst: InstanceHead, nodeId: string, r: Chil
 
 /**
  * Starts item `wait.started` of a node attempt as a child instance (with `input`, its start
- * variables as JSON text, and `slot`, its concurrency key when its workflow has a limit).
+ * variables as JSON text — merged over `globals`, the parent's, read when not given, if the wait
+ * says so — and `slot`, its concurrency key when its workflow has a limit).
  */
-function startChild(tx: Tx, parentId: number, nodeId: string, attempt: number, wait: ChildrenWait, input: string, slot: string | null): void {
+function startChild(
+  tx: Tx,
+  parentId: number,
+  nodeId: string,
+  attempt: number,
+  wait: ChildrenWait,
+  input: string,
+  slot: string | null,
+  globals?: Record<string, unknown>,
+): void {
   const index = wait.started;
-  const childId = createInstance(tx, tx.workflow(wait.workflowId), input, null, undefined, { id: parentId, nodeId }, slot ?? undefined);
+  let vars = input;
+  if (wait.mergeGlobals === true) {
+    const over = globals ?? tx.q.instances.variables(parentId)?.variables ?? {};
+    vars = JSON.stringify({ ...over, ...(JSON.parse(input) as Record<string, unknown>) });
+  }
+  const childId = createInstance(tx, tx.workflow(wait.workflowId), vars, null, undefined, { id: parentId, nodeId }, slot ?? undefined);
   tx.q.children.started({ instanceId: parentId, nodeId, attempt, index, childId });
   wait.started++;
 }
@@ -112,7 +131,8 @@ export function childEnded(tx: Tx, childId: number, status: 'COMPLETED' | 'FAILE
       cancelRest = true;
     } else if (next.completed + next.failed === next.total) {
       wake = true;
-    } else if (next.started < next.total) {
+    } else if (next.started < next.total && parent.pausedAt === null) {
+      // (A paused parent starts no child: the unpause tops its nodes up, startWaitingChildren.)
       const input = q.children.input({ instanceId: link.instanceId, nodeId: link.nodeId, attempt: link.attempt, index: next.started });
       if (input !== undefined) startChild(tx, link.instanceId, link.nodeId, link.attempt, next, input.json, input.concurrencyKey);
     }
@@ -136,4 +156,25 @@ export function childEnded(tx: Tx, childId: number, status: 'COMPLETED' | 'FAILE
 export function cancelChildren(tx: Tx, instanceId: number, nodeId: string | undefined, compensate: boolean, actor?: string): void {
   const live = tx.q.children.live(nodeId === undefined ? { instanceId } : { instanceId, nodeId });
   for (const id of live) cancelInstance(tx, id, compensate, actor ?? 'runnel');
+}
+
+/**
+ * Starts the children a node of an unpaused instance owes: up to `maxConcurrency` running for each
+ * node still waiting on children (a paused parent started none when its children ended).
+ */
+export function startWaitingChildren(tx: Tx, instanceId: number): void {
+  const { q } = tx;
+  for (const n of q.nodes.all(instanceId)) {
+    const w = n.wait;
+    if (n.status !== 'WAITING' || w?.kind !== 'children' || w.failing !== undefined) continue;
+    const next: ChildrenWait = { ...w };
+    let globals: Record<string, unknown> | undefined;
+    while (next.started < next.total && next.started - next.completed - next.failed < next.maxConcurrency) {
+      const input = q.children.input({ instanceId, nodeId: n.nodeId, attempt: n.attempt, index: next.started });
+      if (input === undefined) break;
+      if (next.mergeGlobals === true) globals ??= q.instances.variables(instanceId)?.variables;
+      startChild(tx, instanceId, n.nodeId, n.attempt, next, input.json, input.concurrencyKey, globals);
+    }
+    if (next.started !== w.started) q.nodes.park({ instanceId, nodeId: n.nodeId, status: 'WAITING', wait: next });
+  }
 }

@@ -11,6 +11,7 @@
 import { EngineError } from '../../errors';
 import { isTerminal } from '../../vocabulary';
 import type { Tx } from './tx';
+import { startWaitingChildren } from './children';
 
 /**
  * Pauses a live instance.
@@ -42,6 +43,7 @@ export function unpauseInstance(tx: Tx, instanceId: number, actor?: string): voi
   if (inst.pausedAt === null) throw new EngineError('INVALID_STATE', `instance ${instanceId} is not paused`);
   q.instances.unpause({ id: instanceId, now });
   q.schedule.unparkForInstance({ instanceId, now });
+  startWaitingChildren(tx, instanceId);
   q.history.append({ instanceId, nodeId: null, type: 'instance.unpaused', at: now, actor, data: { pausedMs: now - inst.pausedAt } });
   tx.events.push({ type: 'instance.changed', instanceId, status: inst.status });
 }

@@ -31,9 +31,13 @@ export interface SendResult {
   consumedBy: string | null;
 }
 
-/** Whether a node waiting on `w` takes an event of `name` and `key`. */
-function takes(w: EventWait, name: string, key: string | null): boolean {
-  return w.received === undefined && w.name === name && (w.key === undefined || w.key === key);
+/**
+ * Whether a node waiting on `w` takes an event of `name` and `key` at `now`: a wait whose time
+ * limit has passed (its timeout row is due, about to fail the attempt) takes nothing, so the event
+ * is kept rather than reported taken and lost.
+ */
+function takes(w: EventWait, name: string, key: string | null, now: number): boolean {
+  return w.received === undefined && w.name === name && (w.key === undefined || w.key === key) && (w.timeoutAt === undefined || w.timeoutAt > now);
 }
 
 /** `nodeId` (waiting on `w`) takes event `eventId`: consumed, the wait keeps its data, the wake row is due now. */
@@ -62,7 +66,7 @@ export function sendEvent(tx: Tx, e: SentEvent): SendResult {
   let consumedBy: string | null = null;
   for (const n of q.nodes.all(e.instanceId)) {
     const w = n.wait;
-    if (n.status !== 'WAITING' || w?.kind !== 'event' || !takes(w, e.name, e.key)) continue;
+    if (n.status !== 'WAITING' || w?.kind !== 'event' || !takes(w, e.name, e.key, now)) continue;
     deliver(tx, e.instanceId, n.nodeId, w, eventId, e.data);
     consumedBy = n.nodeId;
     break;

@@ -9,6 +9,8 @@ import { EngineMetrics } from '../../../engine/api';
 import { createDefaultRegistry } from '../../../engine/nodes/registry';
 import type { NodeType } from '../../../engine/nodes/types';
 import { tempEngine, runToSettled, type TempEngine } from '../../helpers/temp-engine';
+import { rowsIn } from '../../helpers/db-rows';
+import { ManualClock } from '../../../engine/runtime/clock';
 
 /** `probe`: records the most children of `kid` running at once, and fails when `fail` is true. */
 let running = 0;
@@ -244,6 +246,50 @@ describe('control flow', () => {
     await expect(engine.signal({ businessKey: 'nobody' }, { event: 'payment' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 
+  it('an event sent after its node\'s time limit passed (before the timeout fired) is kept, not reported taken', async () => {
+    const clock = new ManualClock(1_000_000);
+    t = tempEngine({ registry: registry(), clock });
+    const { engine } = t;
+    await engine.deploy({ name: 'late-pay', nodes: [{ id: 'paid', type: 'event', config: { name: 'payment' }, timeoutMs: 1000 }], edges: [] });
+    const id = await engine.start('late-pay');
+    /** Worker turns (the test's clock stands still) until the instance is `status`. */
+    const turnsUntil = async (status: string) => {
+      for (let i = 0; i < 200 && (await engine.getInstance(id)).status !== status; i++) {
+        await engine.tick();
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    };
+    await turnsUntil('WAITING');
+    expect((await engine.getInstance(id)).status).toBe('WAITING');
+    clock.advance(1000);
+    expect(await engine.signal({ id }, { event: 'payment', data: 1 })).toMatchObject({ consumedBy: null });
+    await turnsUntil('FAILED');
+    const done = await engine.getInstance(id);
+    expect(done.status).toBe('FAILED');
+    expect(done.nodes[0]?.error).toMatchObject({ code: 'TIMEOUT' });
+  });
+
+  it('a paused map parent starts no further children; the unpause tops them up; items alone are stored', async () => {
+    t = tempEngine({ registry: registry() });
+    const { engine } = t;
+    await engine.deploy({ name: 'asker', nodes: [{ id: 'ok', type: 'approval', config: {} }], edges: [] });
+    await engine.deploy({ name: 'askers', nodes: [{ id: 'each', type: 'map', config: { items: 'xs', workflow: 'asker', maxConcurrency: 2 } }], edges: [] });
+    const id = await engine.start('askers', { variables: { xs: [1, 2, 3, 4], big: 'g'.repeat(10_000) } });
+    await engine.runUntil(async () => (await engine.listInstances({ parentId: id, status: ['WAITING'] })).length === 2, 10_000);
+    const stored = await rowsIn<{ input_json: string | null }>(t.file, 'SELECT input_json FROM child WHERE instance_id = ? ORDER BY item_index', [id]);
+    expect(stored.map((r) => r.input_json)).toEqual([null, null, '{"item":3,"index":2}', '{"item":4,"index":3}']);
+    await engine.pause(id);
+    for (const c of await engine.listInstances({ parentId: id })) await engine.approve(c.id, 'ok', { approved: true });
+    await engine.runUntil(async () => (await engine.listInstances({ parentId: id, status: ['COMPLETED'] })).length === 2, 10_000);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await engine.listInstances({ parentId: id })).toHaveLength(2);
+    await engine.unpause(id);
+    const kids = await engine.listInstances({ parentId: id });
+    expect(kids).toHaveLength(4);
+    const third = await engine.getInstance(Math.max(...kids.map((k) => k.id)));
+    expect(third.variables).toMatchObject({ item: 4, index: 3, big: 'g'.repeat(10_000) });
+  });
+
   it('an event node\'s timeout is a failed attempt: its error edge is taken; metrics count the waits by kind', async () => {
     t = tempEngine({ registry: registry() });
     const { engine } = t;
@@ -289,5 +335,11 @@ describe('control flow', () => {
     });
     const v = await engine.validate({ name: 'kid', nodes: [{ id: 'w', type: 'subworkflow', config: { workflow: 'c' } }], edges: [] });
     expect(v.problems.map((p) => p.code)).toEqual(['WORKFLOW_CYCLE']);
+    // A rename that would close a cycle is refused too, and undone: y calls c, c calls b, b calls kid;
+    // renaming kid away and y onto kid would make kid (y) → c → b → kid.
+    await engine.deploy({ name: 'y', nodes: [{ id: 'v', type: 'subworkflow', config: { workflow: 'c' } }], edges: [] });
+    await engine.renameWorkflow('kid', 'kid-old');
+    await expect(engine.renameWorkflow('y', 'kid')).rejects.toMatchObject({ code: 'INVALID_WORKFLOW', details: [{ code: 'WORKFLOW_CYCLE' }] });
+    expect((await engine.listWorkflows()).map((w) => w.name).sort()).toEqual(['b', 'c', 'kid-old', 'y']);
   });
 });
