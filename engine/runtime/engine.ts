@@ -13,7 +13,7 @@ import type { RunnelDb } from '../db/open-database';
 import { openSqliteStorage, type SqliteStorage, type SqliteStorageOptions } from '../db/sqlite-storage';
 import { isPostgresUrl, redactUrl } from '../db/postgres/errors';
 import { openPostgresStorage, type PostgresStorageOptions } from '../db/postgres/storage';
-import type { InstanceFilter, StorageBackend } from '../store/port';
+import type { InstanceFilter, InstanceView, StorageBackend } from '../store/port';
 import type { WorkflowInput } from '../dsl/schema';
 import { checkVariables } from '../dsl/input-schema';
 import { exportWorkflow } from '../dsl/export';
@@ -395,12 +395,21 @@ export class Engine {
   /**
    * Whether an instance has ended or can go on only from outside: SUSPENDED, or WAITING with every
    * open node an approval, an event not sent yet, or child instances that can themselves go on
-   * only from outside (or pending behind one). `depth` bounds the walk down the children.
+   * only from outside (or pending behind one).
    */
-  async isSettled(id: number, depth = 0): Promise<boolean> {
+  async isSettled(id: number): Promise<boolean> {
     const inst = await this.storage.read.instance(id);
     if (!inst) return true;
-    if (isTerminal(inst.status) || inst.status === 'SUSPENDED') return true;
+    if (isTerminal(inst.status)) return true;
+    return this.heldFromOutside(inst, 0);
+  }
+
+  /**
+   * Whether a live instance can go on only from outside (see {@link isSettled}); `depth` bounds
+   * the walk down its children. A child that has ended meanwhile holds nothing: its parent moves on.
+   */
+  private async heldFromOutside(inst: InstanceView, depth: number): Promise<boolean> {
+    if (inst.status === 'SUSPENDED') return true;
     if (inst.status !== 'WAITING') return false;
     const open = inst.nodes.filter((n) => ['PENDING', 'READY', 'RUNNING', 'WAITING', 'RETRYING'].includes(n.status));
     const waiting = open.filter((n) => n.status === 'WAITING');
@@ -410,10 +419,15 @@ export class Engine {
       if (w?.kind === 'approval' || (w?.kind === 'event' && w.received === undefined)) continue;
       // Children that can go on only from outside (an approval, an event, a person) hold their parent the same way.
       if (w?.kind === 'children' && depth < 20) {
-        const live = await this.storage.read.listInstances({ parentId: id, status: ['PENDING', 'RUNNING', 'WAITING', 'SUSPENDED', 'COMPENSATING'], limit: 1000 });
+        const live = await this.storage.read.listInstances({ parentId: inst.id, status: ['PENDING', 'RUNNING', 'WAITING', 'SUSPENDED', 'COMPENSATING'], limit: 1000 });
         const mine = live.filter((c) => c.parentNodeId === n.id);
         let all = mine.length > 0;
-        for (const c of mine) if (all && !(await this.isSettled(c.id, depth + 1))) all = false;
+        for (const c of mine) {
+          if (!all) break;
+          // Read again: a child listed live may have ended since (the parent then has work).
+          const child = await this.storage.read.instance(c.id);
+          if (!child || isTerminal(child.status) || !(await this.heldFromOutside(child, depth + 1))) all = false;
+        }
         if (all) continue;
       }
       return false;
