@@ -3,7 +3,7 @@
 // own, never over the view's table rows; an error shown in place is not toasted too; after a
 // failed compensation is retried and succeeds, the node panel shows the node COMPENSATED, without
 // the old error or "waits for compensation".
-import type { Locator, Page } from 'playwright-core';
+import type { Locator, Page, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   openFromList,
@@ -61,10 +61,17 @@ describe('panels and toasts', () => {
     await waitUntil(() => notice.count(), (n) => n > 0, 'a notice');
     await clearOfView(page, notice);
     // when: a call fails that nothing shows in place (the sidebar offers a workflow deleted meanwhile)
+    // (the sidebar's own refresh is held back for this step: an event-driven reload could
+    // otherwise drop the item between the delete and the click)
+    const holdList = '**/api/workflow:list';
+    const held: Route[] = [];
+    await page.route(holdList, (route) => void held.push(route));
     await app.api('workflow:delete', { name: 'purchase-approval' });
     await page.getByTestId('workflow-item-purchase-approval').click();
     // then: its toast is shown, clear of the table's rows
     await page.getByTestId('toast').first().waitFor();
+    for (const route of held) await route.continue();
+    await page.unroute(holdList);
     await clearOfView(page, page.getByTestId('toast'));
     // and every row of the table is still fully visible and clickable above them
     const rows = page.locator('[data-testid^="instance-row-"]');
