@@ -100,6 +100,13 @@ export const NODE_WAIT_KINDS = ['timer', 'approval', 'retry', 'incident', 'compe
 export type NodeWaitKind = (typeof NODE_WAIT_KINDS)[number];
 
 /**
+ * The range of an instance's priority: an integer, higher first when workers claim work (due
+ * rows of a higher priority before older rows of a lower one, as pg-boss orders jobs); 0 by
+ * default. A child instance has its parent's.
+ */
+export const PRIORITY_RANGE = { min: -1_000_000, max: 1_000_000 } as const;
+
+/**
  * Kinds of `schedule` rows, the single work queue (DESIGN.md section 2): `run` (a ready step or a
  * retry), `timer` (a delay), `timeout` (a wait's time limit: an approval's, an event's, a child
  * instance's), `deadline` (the instance's), `compensate` (a compensation step), `wake` (a WAITING

@@ -35,7 +35,7 @@
  * server/index.ts (HTTP protocol documented there), electron/.
  */
 import { z } from 'zod';
-import { ErrorCodes, HostErrorCodes } from '../vocabulary';
+import { ErrorCodes, HostErrorCodes, PRIORITY_RANGE } from '../vocabulary';
 import {
   actor,
   definitionExport,
@@ -214,6 +214,8 @@ export const contract = {
       version: version.optional(),
       variables: jsonObject(LIMITS.valueBytes).optional(),
       businessKey: z.string().max(LIMITS.id).optional(),
+      /** Higher first when workers claim work; default: the workflow's `priority`, else 0. */
+      priority: z.number().int().min(PRIORITY_RANGE.min).max(PRIORITY_RANGE.max).optional(),
       actor,
     }),
     output: InstanceStateSchema,

@@ -90,8 +90,8 @@ export function createHandlers(engine: Engine): Handlers {
 
     'node:types': async () => engine.registry.describe(),
 
-    'instance:start': async ({ workflow, version, variables, businessKey, actor }) => {
-      const id = await engine.start(workflow, { version, variables, businessKey, actor });
+    'instance:start': async ({ workflow, version, variables, businessKey, priority, actor }) => {
+      const id = await engine.start(workflow, { version, variables, businessKey, priority, actor });
       return stateOf(id);
     },
 

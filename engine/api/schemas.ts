@@ -105,6 +105,8 @@ export const InstanceSummarySchema = z.object({
   pausedAt: z.number().nullable().optional(),
   /** Whether it waits PENDING for a slot of its workflow's concurrency limit (nothing of it runs until admitted). */
   held: z.boolean().optional(),
+  /** Higher first when workers claim work (0 unless its start or its workflow gave one). */
+  priority: z.number().optional(),
 });
 /** See {@link InstanceSummarySchema}. */
 export type InstanceSummary = z.output<typeof InstanceSummarySchema>;

@@ -55,6 +55,17 @@ export function positiveInt(flag: string) {
   };
 }
 
+/** A commander parser of an integer from `min` to `max` (negative ones too), named `flag` in its error. */
+export function integerIn(flag: string, min: number, max: number) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!/^[-+]?\d+$/.test(value.trim()) || n < min || n > max) {
+      throw new InvalidArgumentError(`${flag} must be an integer from ${min} to ${max} (got "${value}")`);
+    }
+    return n;
+  };
+}
+
 /** A commander parser of a TCP port, 0–65535. */
 export function portNumber(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) > 65_535) {

@@ -6,6 +6,7 @@
  * which belongs to the designer and is kept as given.
  */
 import { z } from 'zod';
+import { PRIORITY_RANGE } from '../vocabulary';
 
 // ZWJ and VS16 are alternatives outside the class (same language): inside it, eslint's
 // no-misleading-character-class reads them as joining their neighbours.
@@ -132,6 +133,9 @@ export const ConcurrencySchema = z.strictObject({
 });
 export type Concurrency = z.infer<typeof ConcurrencySchema>;
 
+/** A priority ({@link PRIORITY_RANGE}). */
+export const PrioritySchema = z.number().int().min(PRIORITY_RANGE.min).max(PRIORITY_RANGE.max);
+
 /** A whole workflow definition, format 1. */
 export const WorkflowSchema = z.strictObject({
   format: z.literal(1).optional(),
@@ -140,6 +144,8 @@ export const WorkflowSchema = z.strictObject({
   deadlineMs: z.number().int().min(1).max(31_536_000_000).optional(),
   inputSchema: z.record(z.string(), z.unknown()).optional(),
   concurrency: ConcurrencySchema.optional(),
+  /** The priority of its instances unless a start gives one. */
+  priority: PrioritySchema.optional(),
   onFailure: OnFailureSchema.optional(),
   retry: RetryPolicySchema.optional(),
   nodes: z.array(NodeSchema),

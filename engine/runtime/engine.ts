@@ -60,6 +60,8 @@ export interface StartOptions {
   variables?: Record<string, unknown>;
   businessKey?: string;
   actor?: string;
+  /** Higher first when workers claim work (an integer, PRIORITY_RANGE in engine/vocabulary.ts); default: the workflow's `priority`, else 0. */
+  priority?: number;
 }
 
 /** An engine over one storage backend. */
@@ -221,7 +223,7 @@ export class Engine {
       throw new EngineError('INVALID_VARIABLES', `variables are ${Buffer.byteLength(json)} bytes, above the limit of ${this.opts.maxResultBytes}`);
     }
     const slot = await slotFor(wf, variables);
-    const [id] = await this.createInstances((tx) => [createInstance(tx, wf, json, options.businessKey ?? null, options.actor, undefined, slot)]);
+    const [id] = await this.createInstances((tx) => [createInstance(tx, wf, json, options.businessKey ?? null, { actor: options.actor, slot, priority: options.priority ?? wf.def.priority })]);
     return id as number;
   }
 
@@ -236,7 +238,8 @@ export class Engine {
     const slots: (string | undefined)[] = [];
     for (const v of variablesList) slots.push(await slotFor(wf, v));
     return this.createInstances((tx) =>
-      variablesList.map((v, i) => createInstance(tx, wf, JSON.stringify(v), options.businessKey ?? null, options.actor, undefined, slots[i])),
+      variablesList.map((v, i) => createInstance(tx, wf, JSON.stringify(v), options.businessKey ?? null, { actor: options.actor, slot: slots[i], priority: options.priority ?? wf.def.priority }),
+      ),
     );
   }
 

@@ -161,7 +161,10 @@ export type StepResults = Record<string, unknown>;
 
 /** The `schedule` queue. */
 export interface ScheduleQueries {
-  /** Rows due at `now` (expired leases included), oldest first, at most `limit`. */
+  /**
+   * Rows due at `now` (expired leases included), at most `limit`: the highest priority first
+   * (their instances'), oldest first within a priority.
+   */
   due(p: { now: number; limit: number }): ScheduleRow[];
   /** How many rows are due at `now`, counted up to `limit`. */
   countDue(p: { now: number; limit: number }): number;
@@ -192,7 +195,7 @@ export interface ScheduleQueries {
    * (updated in place: no DELETE and INSERT); its version goes up by one.
    */
   reuseForRun(p: { id: number; nodeId: string; leaseUntil: number; now: number }): void;
-  /** A new row; returns its id. */
+  /** A new row (its priority its instance's); returns its id. */
   insert(p: { instanceId: number; nodeId: string | null; kind: ScheduleKind; at: number; retryCount: number; now: number }): number;
   /** A new `run` row leased to `owner` until `leaseUntil` (eager dispatch); returns its id (version 1). */
   insertLeased(p: { instanceId: number; nodeId: string; owner: string; leaseUntil: number; now: number }): number;
@@ -291,6 +294,11 @@ export interface InstanceQueries {
     /** Its concurrency slot ({@link InstanceHead.concurrencyKey}); `held`: it waits for one. */
     concurrencyKey?: string | null;
     held?: boolean;
+    /**
+     * Its priority (higher first in claims); when not given, its parent's (a child runs as urgently
+     * as the instance waiting for it), else 0. Its schedule rows copy it as they are inserted.
+     */
+    priority?: number;
   }): number;
   get(id: number): InstanceRow | undefined;
   head(id: number): InstanceHead | undefined;

@@ -1,9 +1,9 @@
 /** Instance commands that start and read: `start`, `list` and `show`. */
 import type { Command } from 'commander';
-import { INSTANCE_STATUSES } from '../../vocabulary';
+import { INSTANCE_STATUSES, PRIORITY_RANGE } from '../../vocabulary';
 import type { HistoryEvent } from '../../api/contract';
 import { withHost, type Call } from '../host';
-import { common, defaultActor, instanceIdArg, parseVariables, shownDb, positiveInt, usage, type CliRun, type CommonOptions } from '../options';
+import { common, defaultActor, instanceIdArg, parseVariables, shownDb, positiveInt, integerIn, usage, type CliRun, type CommonOptions } from '../options';
 import { errorText, json, short, table, time } from '../output';
 import { describeInstance, waitAndReport } from '../report';
 
@@ -31,12 +31,17 @@ export function addInstanceCommands(program: Command, run: CliRun): void {
       .option('--vars <json>', 'initial variables, a JSON object')
       .option('--vars-file <file>', 'initial variables from a JSON file (--vars keys win)')
       .option('--business-key <key>', 'a key of your own to find the instance by')
+      .option(
+        '--priority <n>',
+        `higher first when workers claim work (an integer, ${PRIORITY_RANGE.min} to ${PRIORITY_RANGE.max}; default: the workflow's, else 0)`,
+        integerIn('--priority', PRIORITY_RANGE.min, PRIORITY_RANGE.max),
+      )
       .option('--actor <name>', 'who starts it', defaultActor())
       .option('--wait', 'work the instance until it ends or needs a person; exit code by its status'),
   ).action(
     async (
       name: string,
-      o: CommonOptions & { version?: number; vars?: string; varsFile?: string; businessKey?: string; actor: string; wait?: boolean },
+      o: CommonOptions & { version?: number; vars?: string; varsFile?: string; businessKey?: string; priority?: number; actor: string; wait?: boolean },
     ) => {
       const variables = await parseVariables(o);
       await withHost(o, io, 'write', async ({ engine, call }) => {
@@ -45,6 +50,7 @@ export function addInstanceCommands(program: Command, run: CliRun): void {
           version: o.version,
           variables,
           businessKey: o.businessKey,
+          priority: o.priority,
           actor: o.actor,
         });
         if (o.wait) run.exitCode = await waitAndReport(engine, call, id, o, run);
@@ -109,7 +115,7 @@ export function addInstanceCommands(program: Command, run: CliRun): void {
       if (o.json) return json(io, history ? { ...inst, history } : inst);
       io.stdout(await describeInstance(call, inst, shownDb(o.db), o.plugin));
       io.stdout(
-        `created ${time(inst.createdAt)}, started ${time(inst.startedAt)}, ended ${time(inst.endedAt)}${inst.businessKey ? `, business key ${inst.businessKey}` : ''}\n`,
+        `created ${time(inst.createdAt)}, started ${time(inst.startedAt)}, ended ${time(inst.endedAt)}${inst.businessKey ? `, business key ${inst.businessKey}` : ''}${inst.priority ? `, priority ${inst.priority}` : ''}\n`,
       );
       io.stdout(`variables: ${short(inst.variables, 2000)}\n`);
       if (!history) return;

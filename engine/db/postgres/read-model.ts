@@ -37,6 +37,7 @@ interface ListRow extends StuckSource {
   parent_node_id: string | null;
   paused_at: number | null;
   held: number;
+  priority: number;
   /** The workflow version's concurrency limit, read only for a held row. */
   concurrency_limit: number | null;
 }
@@ -88,7 +89,7 @@ interface ApprovalSqlRow {
 
 const LIST_COLS = `i.id, w.name AS workflow, w.version AS workflow_version, i.status, i.business_key,
   i.created_at, i.started_at, i.ended_at, i.updated_at, i.version, i.error_json, i.suspension_json, i.parent_id, i.parent_node_id, i.paused_at,
-  i.held, CASE WHEN i.held = 1 THEN (w.dsl_json::jsonb -> 'concurrency' ->> 'limit')::int END AS concurrency_limit`;
+  i.held, i.priority, CASE WHEN i.held = 1 THEN (w.dsl_json::jsonb -> 'concurrency' ->> 'limit')::int END AS concurrency_limit`;
 
 const parse = (s: string | null): unknown => (s === null ? undefined : JSON.parse(s));
 
@@ -110,6 +111,7 @@ function listItem(r: ListRow): InstanceListItem {
     parentNodeId: r.parent_node_id,
     pausedAt: r.paused_at,
     held: r.held === 1,
+    priority: r.priority,
     ...describeStuck(r),
   };
 }
@@ -186,6 +188,7 @@ export function createPostgresReadModel(db: PgQueryable): ReadModel {
       parentNodeId: row.parent_node_id,
       pausedAt: row.paused_at,
       held: row.held === 1,
+      priority: row.priority,
       children: toChildGroups(children),
       nodes: nodes.map((n) => {
         const wait = parse(n.wait_json) as { kind?: string } | undefined;

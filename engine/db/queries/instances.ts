@@ -55,10 +55,10 @@ export function toInstanceRow(r: RawInstance): InstanceRow {
 
 /** Prepares {@link InstanceQueries} on `db`. */
 export function createInstanceQueries(db: Database.Database): InstanceQueries {
-  const insert = db.prepare<[number, string, string, number, number | null, number, number | null, string | null, number | null, string | null, string | null, number]>(
+  const insert = db.prepare<[number, string, string, number, number | null, number, number | null, string | null, number | null, string | null, string | null, number, number | null, number | null]>(
     `INSERT INTO instance (workflow_id, status, variables_json, input_json, created_at, started_at, updated_at, deadline_at, business_key, parent_id, parent_node_id,
-                           concurrency_key, held)
-     VALUES (?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+                           concurrency_key, held, priority)
+     VALUES (?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?, ?, ?, coalesce(?, (SELECT p.priority FROM instance p WHERE p.id = ?), 0))`,
   );
   const get = db.prepare<[number], RawInstance>(
     `SELECT id, workflow_id AS workflowId, status, variables_json AS variablesJson, version, suspension_json AS suspensionJson,
@@ -108,17 +108,17 @@ export function createInstanceQueries(db: Database.Database): InstanceQueries {
   );
   const oldestHeld = db.prepare<[string], { id: number; workflowId: number; pausedAt: number | null }>(
     `SELECT id, workflow_id AS workflowId, paused_at AS pausedAt FROM instance
-      WHERE concurrency_key = ? AND held = 1 AND status NOT IN ('COMPLETED', 'FAILED', 'CANCELLED') ORDER BY id LIMIT 1`,
+      WHERE concurrency_key = ? AND held = 1 AND status NOT IN ('COMPLETED', 'FAILED', 'CANCELLED') ORDER BY priority DESC, id LIMIT 1`,
   );
   const admit = db.prepare<[number, number]>(`UPDATE instance SET held = 0, updated_at = ?, version = version + 1 WHERE id = ?`);
   const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 
   return {
-    insert: ({ workflowId, status, variablesJson, now, deadlineAt, businessKey, parentId, parentNodeId, concurrencyKey, held }) =>
+    insert: ({ workflowId, status, variablesJson, now, deadlineAt, businessKey, parentId, parentNodeId, concurrencyKey, held, priority }) =>
       Number(
         insert.run(
           workflowId, status, variablesJson, now, status === 'RUNNING' ? now : null, now, deadlineAt, businessKey,
-          parentId ?? null, parentNodeId ?? null, concurrencyKey ?? null, held === true ? 1 : 0,
+          parentId ?? null, parentNodeId ?? null, concurrencyKey ?? null, held === true ? 1 : 0, priority ?? null, parentId ?? null,
         ).lastInsertRowid,
       ),
     // SQLite's writers take turns (BEGIN IMMEDIATE): a count inside the transaction is exact already.

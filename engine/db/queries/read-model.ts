@@ -33,6 +33,7 @@ interface ListRow extends StuckSource {
   parent_node_id: string | null;
   paused_at: number | null;
   held: number;
+  priority: number;
   /** The workflow version's concurrency limit, read only for a held row. */
   concurrency_limit: number | null;
 }
@@ -70,7 +71,7 @@ interface HistoryRow {
 
 const LIST_COLS = `i.id, w.name AS workflow, w.version AS workflow_version, i.status, i.business_key,
   i.created_at, i.started_at, i.ended_at, i.updated_at, i.version, i.error_json, i.suspension_json, i.parent_id, i.parent_node_id, i.paused_at,
-  i.held, CASE WHEN i.held = 1 THEN json_extract(w.dsl_json, '$.concurrency.limit') END AS concurrency_limit`;
+  i.held, i.priority, CASE WHEN i.held = 1 THEN json_extract(w.dsl_json, '$.concurrency.limit') END AS concurrency_limit`;
 
 /** The current node states of `i` as JSON (see {@link StuckSource.nodes_json}); a primary-key range per row. */
 const NODES_COL = `CASE WHEN i.status IN ('COMPLETED', 'CANCELLED') THEN NULL ELSE
@@ -97,6 +98,7 @@ function listItem(r: ListRow): InstanceListItem {
     parentNodeId: r.parent_node_id,
     pausedAt: r.paused_at,
     held: r.held === 1,
+    priority: r.priority,
     ...describeStuck(r),
   };
 }
@@ -190,6 +192,7 @@ export function createReadModel(db: Database.Database, workflows: SqliteWorkflow
       parentNodeId: row.parent_node_id,
       pausedAt: row.paused_at,
       held: row.held === 1,
+      priority: row.priority,
       children: toChildGroups(childCounts.all(id)),
       nodes: nodes.all(id).map((n) => {
         const wait = parse(n.wait_json) as { kind?: string } | undefined;

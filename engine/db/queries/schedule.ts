@@ -6,6 +6,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { ScheduleKind } from '../../vocabulary';
+import { claimByPriority } from '../../store/priority-claim';
 import { PARKED_AT, type ScheduleQueries, type ScheduleRow } from '../../store/queries';
 
 const ROW = `id, instance_id AS instanceId, node_id AS nodeId, kind, next_run_at AS nextRunAt, retry_count AS retryCount,
@@ -13,7 +14,17 @@ const ROW = `id, instance_id AS instanceId, node_id AS nodeId, kind, next_run_at
 
 /** Prepares {@link ScheduleQueries} on `db`. */
 export function createScheduleQueries(db: Database.Database): ScheduleQueries {
-  const due = db.prepare<[number, number], ScheduleRow>(`SELECT ${ROW} FROM schedule WHERE next_run_at <= ? ORDER BY next_run_at LIMIT ?`);
+  // The priority levels (../../store/priority-claim.ts); `priority <> 0` in each lets the partial
+  // index schedule_priority serve it. Level 0 walks schedule_due, passing over prioritized rows.
+  const highest = db.prepare<[], { p: number | null }>(`SELECT max(priority) AS p FROM schedule WHERE priority <> 0`);
+  const highestBelow = db.prepare<[number], { p: number | null }>(`SELECT max(priority) AS p FROM schedule WHERE priority <> 0 AND priority < ?`);
+  const dueAtLevel = db.prepare<[number, number, number], ScheduleRow>(
+    `SELECT ${ROW} FROM schedule WHERE priority <> 0 AND priority = ? AND next_run_at <= ? ORDER BY next_run_at LIMIT ?`,
+  );
+  const dueWhenNone = db.prepare<[number, number], ScheduleRow>(
+    `SELECT ${ROW} FROM schedule WHERE next_run_at <= ? AND NOT EXISTS (SELECT 1 FROM schedule WHERE priority <> 0) ORDER BY next_run_at LIMIT ?`,
+  );
+  const dueAtZero = db.prepare<[number, number], ScheduleRow>(`SELECT ${ROW} FROM schedule WHERE next_run_at <= ? AND priority = 0 ORDER BY next_run_at LIMIT ?`);
   const countDue = db.prepare<[number, number], { n: number }>(`SELECT count(*) AS n FROM (SELECT 1 FROM schedule WHERE next_run_at <= ? LIMIT ?)`);
   // The partial index schedule_deadline (migration 4) serves this one.
   const dueDeadlines = db.prepare<[number, number], ScheduleRow>(
@@ -51,12 +62,14 @@ export function createScheduleQueries(db: Database.Database): ScheduleQueries {
     `UPDATE schedule SET node_id = ?, kind = 'run', next_run_at = ?, lease_expires_at = ?, retry_count = 0,
             version = version + 1, created_at = ? WHERE id = ?`,
   );
-  const insert = db.prepare<[number, string | null, ScheduleKind, number, number, number]>(
-    `INSERT INTO schedule (instance_id, node_id, kind, next_run_at, retry_count, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+  // A row's priority is its instance's (a primary-key read of a row this transaction has at hand).
+  const insert = db.prepare<[number, string | null, ScheduleKind, number, number, number, number]>(
+    `INSERT INTO schedule (instance_id, node_id, kind, next_run_at, retry_count, created_at, priority)
+     VALUES (?, ?, ?, ?, ?, ?, coalesce((SELECT priority FROM instance WHERE id = ?), 0))`,
   );
-  const insertLeased = db.prepare<[number, string, number, string, number, number]>(
-    `INSERT INTO schedule (instance_id, node_id, kind, next_run_at, lease_owner, lease_expires_at, created_at)
-     VALUES (?, ?, 'run', ?, ?, ?, ?)`,
+  const insertLeased = db.prepare<[number, string, number, string, number, number, number]>(
+    `INSERT INTO schedule (instance_id, node_id, kind, next_run_at, lease_owner, lease_expires_at, created_at, priority)
+     VALUES (?, ?, 'run', ?, ?, ?, ?, coalesce((SELECT priority FROM instance WHERE id = ?), 0))`,
   );
   const del = db.prepare<[number]>(`DELETE FROM schedule WHERE id = ?`);
   const deleteForInstance = db.prepare<[number]>(`DELETE FROM schedule WHERE instance_id = ?`);
@@ -76,7 +89,13 @@ export function createScheduleQueries(db: Database.Database): ScheduleQueries {
   const releaseLeases = db.prepare<[number, string]>(`UPDATE schedule SET next_run_at = ?, lease_expires_at = NULL WHERE lease_owner = ?`);
 
   return {
-    due: ({ now, limit }) => due.all(now, limit),
+    due: ({ now, limit }) =>
+      claimByPriority(limit, {
+        highest: (below) => (below === undefined ? highest.get() : highestBelow.get(below))?.p ?? undefined,
+        level: (p, n) => dueAtLevel.all(p, now, n),
+        zero: (n) => dueAtZero.all(now, n),
+        allWhenNone: (n) => dueWhenNone.all(now, n),
+      }),
     countDue: ({ now, limit }) => countDue.get(now, limit)?.n ?? 0,
     dueDeadlines: ({ now, limit }) => dueDeadlines.all(now, limit),
     take: ({ id, version }) => take.run(id, version).changes > 0,
@@ -90,9 +109,9 @@ export function createScheduleQueries(db: Database.Database): ScheduleQueries {
     releaseHeld: ({ instanceId, now, paused }) =>
       void (paused ? releaseHeldPaused.run({ parked: PARKED_AT, instanceId }) : releaseHeld.run({ now, parked: PARKED_AT, instanceId })),
     reuseForRun: ({ id, nodeId, leaseUntil, now }) => void reuseForRun.run(nodeId, leaseUntil, leaseUntil, now, id),
-    insert: ({ instanceId, nodeId, kind, at, retryCount, now }) => Number(insert.run(instanceId, nodeId, kind, at, retryCount, now).lastInsertRowid),
+    insert: ({ instanceId, nodeId, kind, at, retryCount, now }) => Number(insert.run(instanceId, nodeId, kind, at, retryCount, now, instanceId).lastInsertRowid),
     insertLeased: ({ instanceId, nodeId, owner, leaseUntil, now }) =>
-      Number(insertLeased.run(instanceId, nodeId, leaseUntil, owner, leaseUntil, now).lastInsertRowid),
+      Number(insertLeased.run(instanceId, nodeId, leaseUntil, owner, leaseUntil, now, instanceId).lastInsertRowid),
     delete: (id) => void del.run(id),
     deleteForInstance: (instanceId) => void deleteForInstance.run(instanceId),
     deleteUnleasedForInstance: (instanceId) => void deleteUnleasedForInstance.run(instanceId),

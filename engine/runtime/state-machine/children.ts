@@ -97,7 +97,7 @@ function startChild(
     const over = globals ?? tx.q.instances.variables(parentId)?.variables ?? {};
     vars = JSON.stringify({ ...over, ...(JSON.parse(input) as Record<string, unknown>) });
   }
-  const childId = createInstance(tx, tx.workflow(wait.workflowId), vars, null, undefined, { id: parentId, nodeId }, slot ?? undefined);
+  const childId = createInstance(tx, tx.workflow(wait.workflowId), vars, null, { parent: { id: parentId, nodeId }, slot: slot ?? undefined });
   tx.q.children.started({ instanceId: parentId, nodeId, attempt, index, childId });
   wait.started++;
 }

@@ -17,6 +17,17 @@ export interface ParentLink {
   nodeId: string;
 }
 
+/** The optional parts of {@link createInstance}. */
+export interface CreateOptions {
+  actor?: string | undefined;
+  /** The instance and node that start it (a child). */
+  parent?: ParentLink | undefined;
+  /** Its concurrency key, computed before the transaction. */
+  slot?: string | undefined;
+  /** Higher first in claims; default: the parent's for a child, else the workflow's `priority`, else 0. */
+  priority?: number | undefined;
+}
+
 /**
  * Creates an instance of `wf` at `tx.now` with its node states and the schedule rows of its
  * entry nodes (and of its deadline); returns the new id. While `tx.dispatch` has free slots,
@@ -29,15 +40,8 @@ export interface ParentLink {
  *
  * @throws EngineError INTERNAL when the workflow has a key expression and no `slot` was given.
  */
-export function createInstance(
-  tx: Tx,
-  wf: CompiledWorkflow,
-  variablesJson: string,
-  businessKey: string | null,
-  actor?: string,
-  parent?: ParentLink,
-  slot?: string,
-): number {
+export function createInstance(tx: Tx, wf: CompiledWorkflow, variablesJson: string, businessKey: string | null, options: CreateOptions = {}): number {
+  const { actor, parent, slot } = options;
   const { q, now } = tx;
   const deadlineAt = wf.def.deadlineMs === undefined ? null : now + wf.def.deadlineMs;
   const limit = wf.def.concurrency;
@@ -59,6 +63,7 @@ export function createInstance(
     ...(parent === undefined ? {} : { parentId: parent.id, parentNodeId: parent.nodeId }),
     concurrencyKey: key,
     held,
+    ...(options.priority === undefined ? {} : { priority: options.priority }),
   });
   const started: string[] = [];
   for (const n of wf.nodes.values()) {

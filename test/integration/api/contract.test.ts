@@ -619,6 +619,8 @@ const badInputs: Record<Channel, { payload: unknown; field: string }[]> = {
     { payload: { workflow: 'purchase-approval', variables: { note: HUGE } }, field: 'variables' },
     { payload: { workflow: 'purchase-approval', businessKey: 'k'.repeat(201) }, field: 'businessKey' },
     { payload: { workflow: 'purchase-approval', version: 0 }, field: 'version' },
+    { payload: { workflow: 'purchase-approval', priority: 1.5 }, field: 'priority' },
+    { payload: { workflow: 'purchase-approval', priority: 1_000_001 }, field: 'priority' },
   ],
   'instance:list': [
     { payload: { status: ['NOPE'] }, field: 'status[0]' },

@@ -180,9 +180,10 @@ describe('runnel commands on a real file', () => {
     );
     expect(started.id).toBe(1);
     expect(parseJson<InstanceJson>(await runCli('show', '1', '--db', db, '--json')).status).toBe('PENDING');
-    expect((await runCli('start', 'purchase-approval', '--db', db)).stdout).toBe(
+    expect((await runCli('start', 'purchase-approval', '--priority', '-2', '--db', db)).stdout).toBe(
       'started instance 2 of purchase-approval\n',
     );
+    expect(parseJson<InstanceJson & { priority: number }>(await runCli('show', '2', '--db', db, '--json')).priority).toBe(-2);
 
     const worker = await runCli('worker', '--until-idle', '--concurrency', '4', '--db', db);
     expect(worker.code).toBe(0);

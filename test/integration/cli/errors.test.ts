@@ -224,6 +224,8 @@ describe('runnel: bad input exits 2 with a clear message and writes nothing', ()
       ['resume', '1', '--db', db],
       ['resume', '1', '--action', 'rewind', '--db', db],
       ['start', 'x', '--version', '0', '--db', db],
+      ['start', 'x', '--priority', 'high', '--db', db],
+      ['start', 'x', '--priority', '1.5', '--db', db],
       ['run', PURCHASE, '--sync', 'off', '--db', db],
       [],
     ];

@@ -15,8 +15,8 @@ import type { PgTx } from './context';
 
 
 const INSERT = `INSERT INTO instance (workflow_id, status, variables_json, input_json, created_at, started_at, updated_at, deadline_at, business_key, parent_id, parent_node_id,
-  concurrency_key, held)
-  VALUES ($1, $2, $3, '', $4, $5, $4, $6, $7, $8, $9, $10, $11) RETURNING id`;
+  concurrency_key, held, priority)
+  VALUES ($1, $2, $3, '', $4, $5, $4, $6, $7, $8, $9, $10, $11, coalesce($12::integer, (SELECT p.priority FROM instance p WHERE p.id = $8), 0)) RETURNING id`;
 const GET = `SELECT id, workflow_id AS "workflowId", status, variables_json AS "variablesJson", version, suspension_json AS "suspensionJson",
   end_status AS "endStatus", started_at AS "startedAt", deadline_at AS "deadlineAt", error_json AS "errorJson", parent_id AS "parentId",
   paused_at AS "pausedAt", concurrency_key AS "concurrencyKey" FROM instance WHERE id = $1`;
@@ -25,7 +25,7 @@ const HEAD = `SELECT id, status, deadline_at AS "deadlineAt", parent_id AS "pare
 const COUNT_ADMITTED = `SELECT count(*)::int AS n FROM instance
   WHERE concurrency_key = $1 AND held = 0 AND status NOT IN ('COMPLETED', 'FAILED', 'CANCELLED')`;
 const OLDEST_HELD = `SELECT id, workflow_id AS "workflowId", paused_at AS "pausedAt" FROM instance
-  WHERE concurrency_key = $1 AND held = 1 AND status NOT IN ('COMPLETED', 'FAILED', 'CANCELLED') ORDER BY id LIMIT 1`;
+  WHERE concurrency_key = $1 AND held = 1 AND status NOT IN ('COMPLETED', 'FAILED', 'CANCELLED') ORDER BY priority DESC, id LIMIT 1`;
 const ADMIT = `UPDATE instance SET held = 0, updated_at = $1, version = version + 1 WHERE id = $2`;
 const VARIABLES = `SELECT status, paused_at AS "pausedAt", variables_json AS v FROM instance WHERE id = $1`;
 const PAUSE = `UPDATE instance SET paused_at = $1, updated_at = $1, version = version + 1 WHERE id = $2`;
@@ -65,10 +65,10 @@ export function createInstanceQueries(tx: PgTx): InstanceQueries {
   };
   const variablesOf = (id: number): { status: InstanceStatus; pausedAt: number | null; v: string } | undefined => one(VARIABLES, id);
   return {
-    insert: ({ workflowId, status, variablesJson, now, deadlineAt, businessKey, parentId, parentNodeId, concurrencyKey, held }) => {
+    insert: ({ workflowId, status, variablesJson, now, deadlineAt, businessKey, parentId, parentNodeId, concurrencyKey, held, priority }) => {
       const params = [
         workflowId, status, variablesJson, now, status === 'RUNNING' ? now : null, deadlineAt, businessKey, parentId ?? null, parentNodeId ?? null,
-        concurrencyKey ?? null, held === true ? 1 : 0,
+        concurrencyKey ?? null, held === true ? 1 : 0, priority ?? null,
       ];
       const r = tx.run<{ id: number }>(INSERT, params).rows[0];
       const id = (r as { id: number }).id;

@@ -12,6 +12,7 @@
  * releases) do not.
  */
 import type { ScheduleKind } from '../../../vocabulary';
+import { claimByPriority } from '../../../store/priority-claim';
 import { PARKED_AT, type ScheduleQueries, type ScheduleRow } from '../../../store/queries';
 import { instanceLockKeys, type PgTx } from './context';
 
@@ -24,7 +25,12 @@ function claimSql(filter: string): string {
     SELECT * FROM d WHERE pg_try_advisory_xact_lock(${instanceLockKeys('d."instanceId"')}) ORDER BY "nextRunAt", id`;
 }
 
-const DUE = claimSql('');
+// The priority levels (../../../store/priority-claim.ts); `priority <> 0` lets the partial index
+// schedule_priority serve each. NOT EXISTS over it is an InitPlan, evaluated once.
+const DUE_WHEN_NONE = claimSql(`NOT EXISTS (SELECT 1 FROM schedule p WHERE p.priority <> 0) AND`);
+const DUE_AT_ZERO = claimSql(`priority = 0 AND`);
+const DUE_AT_LEVEL = claimSql(`priority <> 0 AND priority = $3 AND`);
+const HIGHEST = `SELECT max(priority) AS p FROM schedule WHERE priority <> 0 AND ($1::integer IS NULL OR priority < $1)`;
 const DUE_DEADLINES = claimSql(`kind = 'deadline' AND`);
 const COUNT_DUE = `SELECT count(*) AS n FROM (SELECT 1 FROM schedule WHERE next_run_at <= $1 LIMIT $2) d`;
 const TAKE = `DELETE FROM schedule WHERE id = $1 AND version = $2`;
@@ -41,9 +47,12 @@ const RELEASE_HELD_PAUSED = `UPDATE schedule SET paused_ms = 0 WHERE instance_id
 const UNPARK_FOR_INSTANCE = `UPDATE schedule SET next_run_at = $2 + paused_ms, paused_ms = NULL WHERE instance_id = $1 AND paused_ms IS NOT NULL`;
 const REUSE_FOR_RUN = `UPDATE schedule SET node_id = $1, kind = 'run', next_run_at = $2, lease_expires_at = $2, retry_count = 0,
   version = version + 1, created_at = $3 WHERE id = $4`;
-const INSERT = `INSERT INTO schedule (instance_id, node_id, kind, next_run_at, retry_count, created_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`;
-const INSERT_LEASED = `INSERT INTO schedule (instance_id, node_id, kind, next_run_at, lease_owner, lease_expires_at, created_at)
-  VALUES ($1, $2, 'run', $3, $4, $3, $5) RETURNING id`;
+// A row's priority is its instance's.
+const PRIORITY_OF_1 = `coalesce((SELECT priority FROM instance WHERE id = $1), 0)`;
+const INSERT = `INSERT INTO schedule (instance_id, node_id, kind, next_run_at, retry_count, created_at, priority)
+  VALUES ($1, $2, $3, $4, $5, $6, ${PRIORITY_OF_1}) RETURNING id`;
+const INSERT_LEASED = `INSERT INTO schedule (instance_id, node_id, kind, next_run_at, lease_owner, lease_expires_at, created_at, priority)
+  VALUES ($1, $2, 'run', $3, $4, $3, $5, ${PRIORITY_OF_1}) RETURNING id`;
 const DELETE = `DELETE FROM schedule WHERE id = $1`;
 const DELETE_FOR_INSTANCE = `DELETE FROM schedule WHERE instance_id = $1`;
 const DELETE_UNLEASED_FOR_INSTANCE = `DELETE FROM schedule WHERE instance_id = $1 AND lease_owner IS NULL AND kind IN ('run', 'timer', 'timeout', 'wake')`;
@@ -57,8 +66,8 @@ const RELEASE_LEASES = `UPDATE schedule SET next_run_at = $1, lease_expires_at =
 
 /** {@link ScheduleQueries} over the transaction `tx`. */
 export function createScheduleQueries(tx: PgTx): ScheduleQueries {
-  const claim = (sql: string, now: number, limit: number): ScheduleRow[] => {
-    const rows = tx.run<ScheduleRow>(sql, [now, limit]).rows;
+  const claim = (sql: string, now: number, limit: number, ...rest: unknown[]): ScheduleRow[] => {
+    const rows = tx.run<ScheduleRow>(sql, [now, limit, ...rest]).rows;
     for (const r of rows) tx.holdsInstance(r.instanceId);
     return rows;
   };
@@ -69,7 +78,13 @@ export function createScheduleQueries(tx: PgTx): ScheduleQueries {
   };
   const idOf = (rows: { id: number }[]): number => (rows[0] as { id: number }).id;
   return {
-    due: ({ now, limit }) => claim(DUE, now, limit),
+    due: ({ now, limit }) =>
+      claimByPriority(limit, {
+        highest: (below) => tx.run<{ p: number | null }>(HIGHEST, [below ?? null]).rows[0]?.p ?? undefined,
+        level: (p, n) => claim(DUE_AT_LEVEL, now, n, p),
+        zero: (n) => claim(DUE_AT_ZERO, now, n),
+        allWhenNone: (n) => claim(DUE_WHEN_NONE, now, n),
+      }),
     countDue: ({ now, limit }) => tx.run<{ n: number }>(COUNT_DUE, [now, limit]).rows[0]?.n ?? 0,
     dueDeadlines: ({ now, limit }) => claim(DUE_DEADLINES, now, limit),
     take: ({ id, version }) => changed(TAKE, [id, version]),
