@@ -36,6 +36,8 @@ interface ListRow extends StuckSource {
   priority: number;
   /** The workflow version's concurrency limit, read only for a held row. */
   concurrency_limit: number | null;
+  /** For a held row: its slot's instances in progress. */
+  concurrency_in_use: number | null;
 }
 
 interface DetailRow extends ListRow {
@@ -71,7 +73,9 @@ interface HistoryRow {
 
 const LIST_COLS = `i.id, w.name AS workflow, w.version AS workflow_version, i.status, i.business_key,
   i.created_at, i.started_at, i.ended_at, i.updated_at, i.version, i.error_json, i.suspension_json, i.parent_id, i.parent_node_id, i.paused_at,
-  i.held, i.priority, CASE WHEN i.held = 1 THEN json_extract(w.dsl_json, '$.concurrency.limit') END AS concurrency_limit`;
+  i.held, i.priority, CASE WHEN i.held = 1 THEN json_extract(w.dsl_json, '$.concurrency.limit') END AS concurrency_limit,
+  CASE WHEN i.held = 1 THEN (SELECT count(*) FROM instance o WHERE o.concurrency_key = i.concurrency_key AND o.held = 0
+    AND o.status NOT IN ('COMPLETED', 'FAILED', 'CANCELLED')) END AS concurrency_in_use`;
 
 /** The current node states of `i` as JSON (see {@link StuckSource.nodes_json}); a primary-key range per row. */
 const NODES_COL = `CASE WHEN i.status IN ('COMPLETED', 'CANCELLED') THEN NULL ELSE

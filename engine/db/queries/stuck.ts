@@ -20,6 +20,8 @@ export interface StuckSource {
   held?: number;
   /** Its workflow version's concurrency limit (read for a held row), or null. */
   concurrency_limit?: number | null;
+  /** For a held row: how many instances of its slot are in progress (admitted, not ended). */
+  concurrency_in_use?: number | null;
   created_at?: number;
 }
 
@@ -123,7 +125,13 @@ export function describeStuck(row: StuckSource): StuckInfo {
     out.waitingSince = row.created_at ?? null;
     out.waitingUntil = null;
     const limit = row.concurrency_limit;
-    out.reason = typeof limit === 'number' ? `waiting for a concurrency slot (limit ${limit})` : 'waiting for a concurrency slot';
+    const inUse = row.concurrency_in_use;
+    out.reason =
+      typeof limit !== 'number'
+        ? 'waiting for a concurrency slot'
+        : typeof inUse === 'number'
+          ? `concurrency limit (${inUse} of ${limit})`
+          : `concurrency limit (of ${limit})`;
   }
   return out;
 }

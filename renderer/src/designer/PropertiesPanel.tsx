@@ -15,7 +15,8 @@
 import { useEffect } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import type { NodeTypeInfo } from '../../../engine/api/contract';
-import { RetryPolicySchema } from '../../../engine/dsl';
+import { ConcurrencySchema, RetryPolicySchema } from '../../../engine/dsl';
+import { PRIORITY_RANGE } from '../../../engine/vocabulary';
 import { CALLING_TYPES } from '../../../engine/dsl/validate-calls';
 import { useWorkflows } from '../hooks';
 import { useDesigner, useDesignerStore } from './context';
@@ -348,6 +349,58 @@ function EdgeProperties({ edge }: { edge: FlowEdge }) {
   );
 }
 
+/**
+ * The workflow's concurrency limit (and key) and its instances' default priority. Clearing the
+ * limit drops the key with it: a key alone is no setting.
+ */
+function FlowControlSection() {
+  const store = useDesignerStore();
+  const meta = useDesigner((s) => s.meta);
+  const readOnly = useDesigner((s) => s.readOnly);
+  const update = (fn: (m: WorkflowMeta) => WorkflowMeta): void => store.getState().updateMeta(fn);
+  const limit = meta.concurrency?.limit;
+  const limitBounds = ConcurrencySchema.shape.limit;
+  return (
+    <section className="rn-props-section">
+      <h3>Flow control</h3>
+      <div className="rn-grid2">
+        <NumberField
+          name="concurrency-limit"
+          label="Concurrency limit"
+          hint="At most this many in progress at once; empty: no limit"
+          integer
+          min={limitBounds.minValue ?? 1}
+          max={limitBounds.maxValue ?? undefined}
+          value={limit}
+          disabled={readOnly}
+          onChange={(v) => update((m) => withKey(m, 'concurrency', v === undefined ? undefined : { ...m.concurrency, limit: v }))}
+        />
+        <NumberField
+          name="priority"
+          label="Priority"
+          hint="Higher first when workers claim work; default 0"
+          integer
+          min={PRIORITY_RANGE.min}
+          max={PRIORITY_RANGE.max}
+          value={meta.priority}
+          disabled={readOnly}
+          onChange={(v) => update((m) => withKey(m, 'priority', v))}
+        />
+      </div>
+      <ExpressionField
+        name="concurrency-key"
+        label="Concurrency key (JSONata)"
+        hint={limit === undefined ? 'Set a limit first' : 'A limit per value of this, over the start variables; empty: one limit'}
+        placeholder="e.g. tenant"
+        identifierOk
+        value={meta.concurrency?.key}
+        disabled={readOnly || limit === undefined}
+        onChange={(v) => update((m) => (m.concurrency === undefined ? m : withKey(m, 'concurrency', withKey(m.concurrency, 'key', v))))}
+      />
+    </section>
+  );
+}
+
 function WorkflowProperties({ onRename }: { onRename(): void }) {
   const store = useDesignerStore();
   const meta = useDesigner((s) => s.meta);
@@ -394,6 +447,7 @@ function WorkflowProperties({ onRename }: { onRename(): void }) {
           />
         </div>
       </section>
+      <FlowControlSection />
       <section className="rn-props-section">
         <h3>Default retry of every step</h3>
         <RetryFields prefix="workflow-retry" value={meta.retry} disabled={readOnly} onChange={(k, v) => update((m) => withNested(m, 'retry', k, v))} />

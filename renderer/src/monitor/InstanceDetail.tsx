@@ -131,6 +131,11 @@ export function InstanceDetail() {
           </span>
         ) : null}
         {detail.businessKey ? <span className="muted">key {detail.businessKey}</span> : null}
+        {detail.priority ? (
+          <span className="muted" data-testid="instance-priority">
+            priority {detail.priority}
+          </span>
+        ) : null}
         <ParentLink detail={detail} />
         <span className="muted" title={`created ${formatTimestamp(detail.createdAt)}`}>
           {formatTimestamp(detail.createdAt).slice(0, 19)} ·{' '}

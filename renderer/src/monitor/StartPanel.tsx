@@ -12,6 +12,7 @@
  * `start-vars-error`, `start-result`.
  */
 import { useEffect, useState } from 'react';
+import { PRIORITY_RANGE } from '../../../engine/vocabulary';
 import { useStores, useWorkflows } from '../hooks';
 import { parseVariables } from '../variables';
 import { useList } from './hooks';
@@ -66,6 +67,7 @@ export function StartPanel() {
   const [schema, setSchema] = useState<SchemaInfo | undefined>(undefined);
   const [vars, setVars] = useState('{}');
   const [businessKey, setBusinessKey] = useState('');
+  const [priority, setPriority] = useState('');
   const [error, setError] = useState<string | undefined>(undefined);
   const [started, setStarted] = useState<number | undefined>(undefined);
   const [busy, setBusy] = useState(false);
@@ -104,6 +106,11 @@ export function StartPanel() {
       setError(parsed.message);
       return;
     }
+    const p = priority.trim();
+    if (p !== '' && !(/^[-+]?\d+$/.test(p) && Number(p) >= PRIORITY_RANGE.min && Number(p) <= PRIORITY_RANGE.max)) {
+      setError(`priority: an integer from ${PRIORITY_RANGE.min} to ${PRIORITY_RANGE.max}`);
+      return;
+    }
     setError(undefined);
     setBusy(true);
     try {
@@ -112,6 +119,7 @@ export function StartPanel() {
         ...(version === undefined ? {} : { version }),
         ...(parsed.value === undefined ? {} : { variables: parsed.value }),
         ...(businessKey.trim() ? { businessKey: businessKey.trim() } : {}),
+        ...(p === '' ? {} : { priority: Number(p) }),
       });
       if (r.ok) setStarted(r.value.id);
       else setError(`${r.error.code}: ${r.error.message}`);
@@ -179,6 +187,10 @@ export function StartPanel() {
             placeholder="optional"
             onChange={(e) => setBusinessKey(e.target.value)}
           />
+        </label>
+        <label className="inline-field" title="Higher first when workers claim work; empty: the workflow's, else 0">
+          priority
+          <input data-testid="start-priority" size={6} inputMode="numeric" value={priority} placeholder="0" onChange={(e) => setPriority(e.target.value)} />
         </label>
         <span className="spacer" />
         {started !== undefined ? (

@@ -56,6 +56,8 @@ export interface StartRequest {
   version?: number;
   variables?: Record<string, unknown>;
   businessKey?: string;
+  /** Higher first when workers claim work (an integer); absent: the workflow's, else 0. */
+  priority?: number;
 }
 
 /** State and actions of the list store. */
@@ -289,6 +291,7 @@ export function createInstanceListStore(
           ...(request.version === undefined ? {} : { version: request.version }),
           ...(request.variables === undefined ? {} : { variables: request.variables }),
           ...(request.businessKey ? { businessKey: request.businessKey } : {}),
+          ...(request.priority === undefined ? {} : { priority: request.priority }),
           actor: actor(),
         });
         if (!r.ok) {

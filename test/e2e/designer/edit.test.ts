@@ -3,7 +3,7 @@
 // snap to grid, auto-layout as one undo step.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addNode, canvasCentre, clickPane, connect, exportViaUi, nodeAt, selectNode, startDesignerApp, type DesignerApp } from '../../helpers/designer-e2e';
+import { addNode, canvasCentre, clickPane, connect, exportViaUi, nodeAt, openWorkflowSettings, selectNode, startDesignerApp, type DesignerApp } from '../../helpers/designer-e2e';
 
 let app: DesignerApp;
 const mod = process.platform === 'darwin' ? 'Meta' : 'Control';
@@ -156,6 +156,30 @@ describe('editing on the canvas', () => {
     expect(laid['b']!.x).toBeLessThan(laid['c']!.x);
     await page.getByTestId('undo').click();
     expect((await exported(page)).ui.positions).toEqual(before);
+  });
+
+  it('flow control: a concurrency limit with its key and a priority reach the export; clearing the limit drops the key', async () => {
+    const { page } = app;
+    await drawABC(page);
+    await openWorkflowSettings(page);
+    // the key waits for a limit
+    expect(await page.getByTestId('prop-concurrency-key').isDisabled()).toBe(true);
+    await page.getByTestId('prop-concurrency-limit').fill('2');
+    await page.getByTestId('prop-concurrency-key').fill('tenant');
+    await page.getByTestId('prop-priority').fill('-4');
+    await page.getByTestId('prop-priority').blur();
+    const set = JSON.parse(await exportViaUi(page)) as { concurrency?: unknown; priority?: unknown };
+    expect(set.concurrency).toEqual({ limit: 2, key: 'tenant' });
+    expect(set.priority).toBe(-4);
+    // a priority out of range is shown at the field
+    await page.getByTestId('prop-priority').fill('2000000');
+    await expect.poll(() => page.getByTestId('properties-panel').textContent()).toMatch(/1000000/);
+    await page.getByTestId('prop-priority').fill('');
+    await page.getByTestId('prop-concurrency-limit').fill('');
+    await page.getByTestId('prop-concurrency-limit').blur();
+    const cleared = JSON.parse(await exportViaUi(page)) as Record<string, unknown>;
+    expect('concurrency' in cleared).toBe(false);
+    expect('priority' in cleared).toBe(false);
   });
 
   it('ran without page errors or CSP violations', () => {

@@ -87,7 +87,7 @@ describe('concurrency limit', () => {
     const [first, second, third] = await engine.startMany('one-at-a-time', [{}, {}, {}]) as [number, number, number];
     const waiting = await engine.listInstances({ waitingFor: 'concurrency' });
     expect(waiting.map((i) => i.id).sort((a, b) => a - b)).toEqual([second, third]);
-    expect(waiting[0]).toMatchObject({ status: 'PENDING', held: true, waitingFor: 'concurrency', reason: 'waiting for a concurrency slot (limit 1)' });
+    expect(waiting[0]).toMatchObject({ status: 'PENDING', held: true, waitingFor: 'concurrency', reason: 'concurrency limit (1 of 1)' });
     expect((await engine.getInstance(second)).held).toBe(true);
     await engine.cancel(second);
     engine.startWorker();
