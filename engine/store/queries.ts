@@ -330,10 +330,12 @@ export interface InstanceQueries {
   lockConcurrency(key: string): void;
   /** How many instances of `key` are admitted (not held) and not ended. */
   countAdmitted(key: string): number;
-  /** The oldest held instance of `key` (lowest id), or undefined. */
+  /** The held instance of `key` to admit next (the highest priority, then the lowest id), or undefined. */
   oldestHeld(key: string): { id: number; workflowId: number; pausedAt: number | null } | undefined;
   /** Admits a held instance (held = 0, version + 1). */
   admit(p: { id: number; now: number }): void;
+  /** Holds an instance for a concurrency slot again (PENDING, held = 1, version + 1): a retry past a full limit. */
+  hold(p: { id: number; now: number }): void;
   /** A FAILED instance runs again (retry): RUNNING, no end, no error, deadline `deadlineAt`. */
   reopen(p: { id: number; deadlineAt: number | null; now: number }): void;
 }

@@ -111,6 +111,7 @@ export function createInstanceQueries(db: Database.Database): InstanceQueries {
       WHERE concurrency_key = ? AND held = 1 AND status NOT IN ('COMPLETED', 'FAILED', 'CANCELLED') ORDER BY priority DESC, id LIMIT 1`,
   );
   const admit = db.prepare<[number, number]>(`UPDATE instance SET held = 0, updated_at = ?, version = version + 1 WHERE id = ?`);
+  const hold = db.prepare<[number, number]>(`UPDATE instance SET held = 1, status = 'PENDING', updated_at = ?, version = version + 1 WHERE id = ?`);
   const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 
   return {
@@ -126,6 +127,7 @@ export function createInstanceQueries(db: Database.Database): InstanceQueries {
     countAdmitted: (key) => countAdmitted.get(key)?.n ?? 0,
     oldestHeld: (key) => oldestHeld.get(key),
     admit: ({ id, now }) => void admit.run(now, id),
+    hold: ({ id, now }) => void hold.run(now, id),
     get: (id): InstanceRow | undefined => {
       const r = get.get(id);
       if (r === undefined) return undefined;

@@ -7,12 +7,13 @@
  */
 import { EngineError } from '../../errors';
 import { isTerminal } from '../../vocabulary';
-import type { InstanceRow } from '../../store/queries';
+import { PARKED_AT, type InstanceRow } from '../../store/queries';
 import type { SettledResult } from '../outcome';
 import type { Tx } from './tx';
 import { cancelInstance, failInstance, failOnDeadline, pastDeadline, settle, suspendOnNextIncident, instanceEnded } from './instance';
 import { completeNode, skipFlows } from './node';
 import { continueCompensation } from './compensation';
+import { admits } from './concurrency';
 import type { VariablesDiff } from '../../dsl/variables-diff';
 
 // One definition, shared with the renderer's resume preview (engine/dsl/variables-diff.ts).
@@ -220,9 +221,13 @@ export function retryInstance(tx: Tx, r: { instanceId: number; expectedVersion?:
   const deadlineAt = deadlineMs === undefined ? null : inst.deadlineAt !== null && inst.deadlineAt > now ? inst.deadlineAt : now + deadlineMs;
   q.instances.reopen({ id, deadlineAt, now });
   if (deadlineAt !== null) q.schedule.insert({ instanceId: id, nodeId: null, kind: 'deadline', at: deadlineAt, retryCount: 0, now });
+  // Its concurrency slot went with its failure: it takes one again as a new start would, or
+  // waits PENDING and held for one, its steps parked until admitted (./concurrency.ts).
+  const limit = wf.def.concurrency?.limit;
+  const held = inst.concurrencyKey !== null && !admits(tx, inst.concurrencyKey, limit ?? Number.POSITIVE_INFINITY);
   const runs: string[] = [];
   const ready = (nodeId: string): void => {
-    q.schedule.insert({ instanceId: id, nodeId, kind: 'run', at: now, retryCount: 0, now });
+    q.schedule.insert({ instanceId: id, nodeId, kind: 'run', at: held ? PARKED_AT : now, retryCount: 0, now });
     tx.events.push({ type: 'node.changed', instanceId: id, nodeId, status: 'READY' });
     runs.push(nodeId);
   };
@@ -254,8 +259,18 @@ export function retryInstance(tx: Tx, r: { instanceId: number; expectedVersion?:
     type: 'instance.retried',
     at: now,
     actor: r.actor,
-    data: { nodes: failed.map((n) => n.nodeId), resumed: cancelled.map((n) => n.nodeId), ...(deadlineAt === null ? {} : { deadlineAt }) },
+    data: {
+      nodes: failed.map((n) => n.nodeId),
+      resumed: cancelled.map((n) => n.nodeId),
+      ...(deadlineAt === null ? {} : { deadlineAt }),
+      ...(held && runs.length > 0 ? { held: { limit } } : {}),
+    },
   });
+  if (held && runs.length > 0) {
+    q.instances.hold({ id, now });
+    tx.events.push({ type: 'instance.changed', instanceId: id, status: 'PENDING' });
+    return runs;
+  }
   tx.events.push({ type: 'instance.changed', instanceId: id, status: 'RUNNING' });
   settle(tx, id);
   return runs;

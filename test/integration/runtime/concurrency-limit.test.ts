@@ -113,4 +113,47 @@ describe('concurrency limit', () => {
     for (let i = 0; i < 500 && (await engine.getInstance(second)).status !== 'COMPLETED'; i++) await new Promise((r) => setTimeout(r, 10));
     expect((await engine.getInstance(second)).status).toBe('COMPLETED');
   });
+
+  it('a FAILED instance retried while its slot is taken waits held, its steps parked, and runs when the slot frees', async () => {
+    // `gate`: fails while `failing` names the instance's `who`; else naps `ms`.
+    const failing = new Set(['A']);
+    const gate: NodeType<{ ms: number }> = {
+      ...nap,
+      type: 'gate',
+      execute: async (ctx) => {
+        if (failing.has(String(ctx.variables['who']))) throw new Error('gate closed');
+        return nap.execute(ctx);
+      },
+    };
+    t = tempEngine({ registry: createDefaultRegistry().register(gate) });
+    const { engine } = t;
+    await engine.deploy({ name: 'one-slot', concurrency: { limit: 1 }, nodes: [{ id: 'a', type: 'gate', config: { ms: 300 }, retry: { maxAttempts: 1 } }] });
+    engine.startWorker();
+    const a = await engine.start('one-slot', { variables: { who: 'A' } });
+    const until = async (id: number, status: string): Promise<void> => {
+      for (let i = 0; i < 1000 && (await engine.getInstance(id)).status !== status; i++) await new Promise((r) => setTimeout(r, 10));
+      expect((await engine.getInstance(id)).status).toBe(status);
+    };
+    await until(a, 'FAILED');
+    // given: A failed (its slot freed), B took the slot
+    const b = await engine.start('one-slot', { variables: { who: 'B' } });
+    await until(b, 'RUNNING');
+    failing.clear();
+    // when: A is retried while B holds the slot
+    await engine.retry(a);
+    // then: A waits held for the slot, PENDING, and the list says why
+    expect(await engine.getInstance(a)).toMatchObject({ status: 'PENDING', held: true });
+    expect((await engine.listInstances({ waitingFor: 'concurrency' })).map((i) => [i.id, i.reason])).toEqual([[a, 'concurrency limit (1 of 1)']]);
+    const retried = (await engine.history(a)).find((h) => h.type === 'instance.retried');
+    expect(retried?.data).toMatchObject({ nodes: ['a'], held: { limit: 1 } });
+    // and it runs only after B ended, to COMPLETED
+    await until(b, 'COMPLETED');
+    await until(a, 'COMPLETED');
+    const ended = await engine.getInstance(b);
+    const rerun = await engine.getInstance(a);
+    const admitted = (await engine.history(a)).filter((h) => h.type === 'instance.admitted');
+    expect(admitted).toHaveLength(1);
+    expect(admitted[0]?.at).toBeGreaterThanOrEqual(ended.endedAt as number);
+    expect(rerun.nodes.find((n) => n.id === 'a')?.attempt).toBe(2);
+  });
 });

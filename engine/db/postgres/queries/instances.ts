@@ -27,6 +27,7 @@ const COUNT_ADMITTED = `SELECT count(*)::int AS n FROM instance
 const OLDEST_HELD = `SELECT id, workflow_id AS "workflowId", paused_at AS "pausedAt" FROM instance
   WHERE concurrency_key = $1 AND held = 1 AND status NOT IN ('COMPLETED', 'FAILED', 'CANCELLED') ORDER BY priority DESC, id LIMIT 1`;
 const ADMIT = `UPDATE instance SET held = 0, updated_at = $1, version = version + 1 WHERE id = $2`;
+const HOLD = `UPDATE instance SET held = 1, status = 'PENDING', updated_at = $1, version = version + 1 WHERE id = $2`;
 const VARIABLES = `SELECT status, paused_at AS "pausedAt", variables_json AS v FROM instance WHERE id = $1`;
 const PAUSE = `UPDATE instance SET paused_at = $1, updated_at = $1, version = version + 1 WHERE id = $2`;
 const UNPAUSE = `UPDATE instance SET deadline_at = deadline_at + ($1 - paused_at), paused_at = NULL, updated_at = $1, version = version + 1
@@ -90,6 +91,7 @@ export function createInstanceQueries(tx: PgTx): InstanceQueries {
     countAdmitted: (key) => tx.run<{ n: number }>(COUNT_ADMITTED, [key]).rows[0]?.n ?? 0,
     oldestHeld: (key) => tx.run<{ id: number; workflowId: number; pausedAt: number | null }>(OLDEST_HELD, [key]).rows[0],
     admit: ({ id, now }) => change(ADMIT, id, [now]),
+    hold: ({ id, now }) => change(HOLD, id, [now]),
     pause: ({ id, now }) => change(PAUSE, id, [now]),
     unpause: ({ id, now }) => change(UNPAUSE, id, [now]),
     touch: ({ id, status, now }) => change(TOUCH, id, [status, now]),
