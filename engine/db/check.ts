@@ -12,6 +12,9 @@
  * - `STUCK_INSTANCE`: a live instance (PENDING, RUNNING, WAITING, COMPENSATING) with no work
  *   queued (a run, timer, timeout, compensation or wake row), no approval waiting for a person, no
  *   event node waiting for an event, and no node waiting for child instances still live;
+ * - `HELD_WITH_ROOM`: an instance held for a concurrency slot (PENDING, `held`) while its slot has
+ *   fewer instances in progress than its workflow version's limit: admission happens when one of
+ *   them ends, so it waits for nothing (for ever, when none is in progress);
  * - `HISTORY_ORDER`: an instance's history does not start with its `instance.created` event, or an
  *   event is dated more than {@link CLOCK_SLACK_MS} before the one before it with no recorded
  *   clock jump in between: ids no longer increase with time (the change feed's cursor relies on it);
@@ -36,6 +39,7 @@ export const VIOLATION_KINDS = [
   'RUNNING_WITHOUT_LEASE',
   'ORPHAN_SCHEDULE_ROW',
   'STUCK_INSTANCE',
+  'HELD_WITH_ROOM',
   'HISTORY_ORDER',
   'WAL_OVER_BOUND',
 ] as const;
@@ -120,6 +124,20 @@ const QUERIES: { kind: ViolationKind; sql: string; message: (r: Record<string, u
                                          AND k.status NOT IN ('COMPLETED', 'FAILED', 'CANCELLED')))))
           ORDER BY i.id LIMIT ${MAX_PER_KIND + 1}`,
     message: (r) => `instance ${String(r.instanceId)} is ${String(r.status)} but has no work queued and waits for no person: it will never move`,
+  },
+  {
+    kind: 'HELD_WITH_ROOM',
+    sql: `SELECT * FROM (
+            SELECT i.id AS instanceId, json_extract(w.dsl_json, '$.concurrency.limit') AS lim,
+                   (SELECT count(*) FROM instance o WHERE o.concurrency_key = i.concurrency_key AND o.held = 0 AND o.status NOT IN ${ENDED}) AS inUse
+            FROM instance i JOIN workflow w ON w.id = i.workflow_id
+            WHERE i.held = 1 AND i.status NOT IN ${ENDED} AND i.concurrency_key IS NOT NULL)
+          WHERE lim IS NULL OR inUse < lim ORDER BY instanceId LIMIT ${MAX_PER_KIND + 1}`,
+    message: (r) =>
+      r.lim === null
+        ? `instance ${String(r.instanceId)} is held for a concurrency slot its workflow version has no limit for: nothing will admit it`
+        : `instance ${String(r.instanceId)} is held for a concurrency slot with room (${String(r.inUse)} of ${String(r.lim)} in progress): ` +
+          (r.inUse === 0 ? 'nothing will admit it' : 'it waits for an end it does not need'),
   },
   {
     kind: 'HISTORY_ORDER',

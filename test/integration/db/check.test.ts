@@ -117,6 +117,26 @@ describe('runnel check', () => {
     ]);
   });
 
+  it('names an instance held for a concurrency slot that has room', () => {
+    let id = 0;
+    const file = damagedCopy((db) => {
+      const row = one<{ id: number; workflowId: number; name: string }>(
+        db,
+        `SELECT i.id, i.workflow_id AS workflowId, w.name FROM instance i JOIN workflow w ON w.id = i.workflow_id WHERE i.status = 'COMPLETED' ORDER BY i.id DESC LIMIT 1`,
+      );
+      id = row.id;
+      db.prepare(`UPDATE workflow SET dsl_json = json_set(dsl_json, '$.concurrency', json('{"limit":1}')) WHERE id = ?`).run(row.workflowId);
+      db.prepare(`UPDATE instance SET status = 'PENDING', ended_at = NULL, held = 1, concurrency_key = ? WHERE id = ?`).run(row.name, id);
+      const node = one<{ nodeId: string }>(db, `SELECT node_id AS nodeId FROM node_state WHERE instance_id = ${id} LIMIT 1`).nodeId;
+      db.prepare(`UPDATE node_state SET status = 'READY' WHERE instance_id = ? AND node_id = ?`).run(id, node);
+      db.prepare(`INSERT INTO schedule (instance_id, node_id, kind, next_run_at, created_at) VALUES (?, ?, 'run', ?, 1)`).run(id, node, Number.MAX_SAFE_INTEGER);
+    });
+    const report = checkDatabase(file);
+    expect(report.violations).toEqual([
+      { kind: 'HELD_WITH_ROOM', instanceId: id, message: `instance ${id} is held for a concurrency slot with room (0 of 1 in progress): nothing will admit it` },
+    ]);
+  });
+
   it('names history out of order: an event before the instance was created, and one dated before its predecessor', () => {
     let first = 0;
     let second = 0;
