@@ -43,6 +43,7 @@ const PG_CONFORMANCE = [
   'test/integration/nodes/script-pool.test.ts',
   'test/integration/runtime/concurrency.test.ts',
   'test/integration/runtime/concurrency-limit.test.ts',
+  'test/integration/runtime/concurrency-limit-processes.test.ts',
   'test/integration/runtime/control-flow.test.ts',
   'test/integration/runtime/control-flow-crash.test.ts',
   'test/integration/runtime/crash-recovery.test.ts',

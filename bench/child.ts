@@ -14,7 +14,7 @@ import {
 } from './engine-run';
 import { sampleResources } from './stats';
 import { countStatements, resetStatementCounts, statementCounts } from './statements';
-import { FANOUT, LINEAR, LINEAR4, LINEAR4_ECHO, RETRY } from './workflows';
+import { FANOUT, LINEAR, LINEAR4, LINEAR4_ECHO, LINEAR_CAPPED, RETRY } from './workflows';
 
 /** An open loop whose last arrival committed this long after it was due did not keep up, ms. */
 export const OVERLOAD_DRAIN_MS = 1000;
@@ -22,6 +22,7 @@ export const OVERLOAD_DRAIN_MS = 1000;
 /** Workflows by the short name tasks use. */
 export const WORKFLOWS = {
   linear: LINEAR,
+  linearCapped: LINEAR_CAPPED,
   fanout: FANOUT,
   retry: RETRY,
   linear4: LINEAR4,

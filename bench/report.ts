@@ -8,6 +8,7 @@ import type { RawFootprint, RawOpenLoop, RawThroughput } from './raw';
 import type { LatencySummary } from './stats';
 import type { PgSection } from './postgres-bench';
 import { evaluatePostgres } from './postgres-report';
+import { CAPPED_LIMIT } from './workflows';
 
 /** Everything one run measured (bench/results/latest.json). */
 export interface Report {
@@ -143,6 +144,18 @@ export function evaluate(r: Report): { sections: [string, Row[]][]; targets: Tar
       }
       tpRows.push(row);
     }
+  }
+  const capped = r.engine['FULL-linearCapped'];
+  const uncapped = r.engine['FULL-linear'];
+  if (capped && uncapped) {
+    const ratio = capped.transitionsPerSec / uncapped.transitionsPerSec;
+    tpRows.push({
+      what: `engine FULL, ${capped.instances} × 3-node linear, concurrency limit ${CAPPED_LIMIT}`,
+      value: `${num(capped.transitionsPerSec)} trans/s, ${num(capped.instancesPerSec)} inst/s`,
+      ratio: `${x(ratio)} without a limit`,
+      target: '≥ 0.80× without',
+      result: target('transitions/s under a concurrency limit ≥ 0.8× without', x(ratio), '0.80×', ratio >= 0.8),
+    });
   }
   for (const st of r.statements ?? []) {
     const name = st.workflow === 'linear' ? '3-node linear' : st.workflow === 'fanout' ? 'fan-out 10 + join' : 'fails twice, then passes';

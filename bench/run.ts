@@ -292,21 +292,23 @@ async function main(): Promise<void> {
       keepBest(raw, `${sync}-${k}`, rawRuns[i] as RawThroughput, (t) => t.stepsPerSec),
     );
     for (const sync of ['FULL', 'NORMAL'] as const) {
+      // FULL also runs the linear workflow under a concurrency limit (the flow-control row).
+      const measured = sync === 'FULL' ? [...workflows, 'linearCapped' as const] : workflows;
       const runs = await task<EngineThroughput[]>(
         {
           kind: 'batch',
-          tasks: workflows.map((wf) => ({
+          tasks: measured.map((wf) => ({
             kind: 'engine-throughput',
             file: dbFile(`engine-${sync}-${wf}-${rep}`),
             sync,
             workflow: wf,
-            n: CONFIG[wf],
+            n: CONFIG[wf === 'linearCapped' ? 'linear' : wf],
             population: 0,
           })),
         },
-        `engine ${sync}: ${workflows.map((wf) => `${CONFIG[wf]} × ${wf}`).join(', ')}${round}`,
+        `engine ${sync}: ${measured.map((wf) => `${CONFIG[wf === 'linearCapped' ? 'linear' : wf]} × ${wf}`).join(', ')}${round}`,
       );
-      workflows.forEach((wf, i) =>
+      measured.forEach((wf, i) =>
         keepBest(engine, `${sync}-${wf}`, runs[i] as EngineThroughput, (t) => t.transitionsPerSec),
       );
     }

@@ -86,6 +86,15 @@ export const LINEAR4_ECHO: WorkflowInput = {
   nodes: ['a', 'b', 'c', 'd'].map((id) => ({ id, type: 'pass' })),
 };
 
+/** The limit of {@link LINEAR_CAPPED}: well below the instances a throughput run starts. */
+export const CAPPED_LIMIT = 200;
+
+/**
+ * {@link LINEAR} under a concurrency limit ({@link CAPPED_LIMIT}): all but the first 200
+ * instances start held, and each end admits the next (issue 13's figure: ≥ 0.8× without).
+ */
+export const LINEAR_CAPPED: WorkflowInput = { ...LINEAR, name: 'bench-linear-capped', concurrency: { limit: CAPPED_LIMIT } };
+
 /** Branches of {@link FANOUT}. */
 export const FANOUT_WIDTH = 10;
 
@@ -138,6 +147,7 @@ export const HOLD: WorkflowInput = {
 /** Node attempts (transitions) one instance of each workflow makes. */
 export const TRANSITIONS_PER_INSTANCE = {
   'bench-linear': 3,
+  'bench-linear-capped': 3,
   'bench-linear4': 4,
   'bench-linear4-echo': 4,
   'bench-fanout': FANOUT_WIDTH + 2,

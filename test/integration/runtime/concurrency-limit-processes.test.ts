@@ -1,14 +1,14 @@
 /**
- * A concurrency limit holds across processes (issue 13): three worker processes on one file, a
+ * A concurrency limit holds across processes (issue 13), on both backends: three worker processes on one database, a
  * workflow limited to 2, 20 instances each a ~100 ms step. The test samples the instance table
  * every few ms throughout: never more than 2 RUNNING or WAITING at once, and all 20 COMPLETED.
  */
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SqliteEngine } from '../../../engine/runtime/engine';
+import { Engine } from '../../../engine/runtime/engine';
 import { killChildren, spawnWorker } from '../../helpers/processes';
 import { rowsIn } from '../../helpers/db-rows';
-import { tempDir } from '../../helpers/temp-engine';
+import { tempLocation } from '../../helpers/temp-engine';
 import { createTestRegistry } from '../../helpers/test-nodes';
 
 afterEach(async () => {
@@ -17,10 +17,10 @@ afterEach(async () => {
 
 describe('concurrency limit across worker processes', () => {
   it('limit 2, three workers, 20 instances: never a third in progress, all COMPLETED', { timeout: 120_000 }, async () => {
-    const { dir, cleanup } = tempDir('runnel-conc-');
-    const file = path.join(dir, 'runnel.db');
-    const callLog = path.join(dir, 'calls.log');
-    const engine = SqliteEngine.open(file, { registry: createTestRegistry(callLog) });
+    const db = tempLocation('runnel-conc-');
+    const file = db.location;
+    const callLog = path.join(db.dir, 'calls.log');
+    const engine = Engine.open(file, { registry: createTestRegistry(callLog) });
     try {
       // given a workflow limited to 2 instances in progress, one ~100 ms step each, and three workers
       await engine.deploy({ name: 'capped', concurrency: { limit: 2 }, nodes: [{ id: 'nap', type: 'slow', config: { ms: 100 } }] });
@@ -48,7 +48,7 @@ describe('concurrency limit across worker processes', () => {
       expect(ids).toHaveLength(20);
     } finally {
       await engine.close();
-      cleanup();
+      await db.cleanup();
     }
   });
 });
