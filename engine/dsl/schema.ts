@@ -132,6 +132,26 @@ export const ConcurrencySchema = z.strictObject({
 });
 export type Concurrency = z.infer<typeof ConcurrencySchema>;
 
+/** Longest retention a policy may give, days (100 years). */
+export const MAX_RETENTION_DAYS = 36_500;
+
+/** Days an ended instance is kept: a finite number from 0 to {@link MAX_RETENTION_DAYS} (fractions allowed), or null for ever. */
+const RetentionDaysSchema = z.number().min(0).max(MAX_RETENTION_DAYS).nullable();
+
+/**
+ * How long ended instances of a workflow are kept before the worker deletes them with everything
+ * they own (node states, schedule rows, dead letters, history, child instances), days after they
+ * ended, per end status. `null` keeps them for ever; a field left out takes the engine's default
+ * (EngineOptions.retention: 30 days for COMPLETED and CANCELLED, for ever for FAILED). The latest
+ * version's setting applies to every instance of the workflow, older versions' included.
+ */
+export const RetentionSchema = z.strictObject({
+  completedDays: RetentionDaysSchema.optional(),
+  failedDays: RetentionDaysSchema.optional(),
+  cancelledDays: RetentionDaysSchema.optional(),
+});
+export type Retention = z.infer<typeof RetentionSchema>;
+
 /** A whole workflow definition, format 1. */
 export const WorkflowSchema = z.strictObject({
   format: z.literal(1).optional(),
@@ -140,6 +160,7 @@ export const WorkflowSchema = z.strictObject({
   deadlineMs: z.number().int().min(1).max(31_536_000_000).optional(),
   inputSchema: z.record(z.string(), z.unknown()).optional(),
   concurrency: ConcurrencySchema.optional(),
+  retention: RetentionSchema.optional(),
   onFailure: OnFailureSchema.optional(),
   retry: RetryPolicySchema.optional(),
   nodes: z.array(NodeSchema),
