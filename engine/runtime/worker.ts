@@ -271,8 +271,9 @@ export class Worker {
   /** One retention batch; the next is due at once while the pass has more, else an interval later. Never throws. */
   private async retain(r: { pass: RetentionPass; intervalMs: number }): Promise<void> {
     try {
-      const { more } = await r.pass.step();
+      const { more, deleted } = await r.pass.step();
       this.retentionFailure = undefined;
+      if (this.deps.faults.armed && deleted.instances > 0) this.deps.faults.hit('pruned', { instanceId: 0, nodeId: null });
       this.retentionDueAt = more ? 0 : Date.now() + r.intervalMs;
     } catch (err) {
       // A full disk, a busy lock past patience: the next interval tries again; said once per code.
