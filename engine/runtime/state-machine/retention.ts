@@ -163,5 +163,7 @@ export function deleteInstance(q: Queries, id: number, options: { keepHistoryAft
       details: { id, keepHistoryAfter: after },
     });
   }
-  return q.retention.purge(members.map((m) => m.id));
+  const counts = q.retention.purge(members.map((m) => m.id));
+  q.retention.reclaim();
+  return counts;
 }
