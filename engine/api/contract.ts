@@ -322,6 +322,27 @@ export const contract = {
   'instance:pause': { input: z.strictObject({ id: rowId, actor }), output: InstanceStateSchema },
   /** Unpauses an instance. NOT_FOUND; INVALID_STATE when it is not paused. */
   'instance:unpause': { input: z.strictObject({ id: rowId, actor }), output: InstanceStateSchema },
+  /**
+   * Deletes one ended instance with everything it owns (node states, schedule rows, dead letters,
+   * history, events) and the child instances its nodes started; answers the rows deleted per
+   * table. NOT_FOUND; INVALID_STATE when it is live, a child instance of it is live, or it is a
+   * child instance itself (those go with their parent).
+   */
+  'instance:delete': {
+    input: z.strictObject({ id: rowId }),
+    output: z.object({
+      id: z.number(),
+      deleted: z.object({
+        instances: z.number(),
+        nodeStates: z.number(),
+        schedule: z.number(),
+        deadLetters: z.number(),
+        history: z.number(),
+        events: z.number(),
+        children: z.number(),
+      }),
+    }),
+  },
   /** Dashboard numbers. */
   'metrics:get': { input: nothing, output: MetricsSchema },
   /** How the database itself is doing (cheap: the status bar polls it): the WAL's size and bound. */

@@ -143,6 +143,8 @@ export function createHandlers(engine: Engine): Handlers {
       return stateOf(id);
     },
 
+    'instance:delete': async ({ id }) => ({ id, deleted: await engine.deleteInstance(id) }),
+
     'instance:cancel': async ({ id, compensate, expectedVersion, actor }) => {
       await engine.cancel(id, { compensate, expectedVersion, actor });
       return stateOf(id);

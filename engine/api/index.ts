@@ -15,8 +15,9 @@ export {
 } from '../runtime/engine';
 export type { EngineEvent, EngineListener, WorkerTurnEvent } from '../runtime/events';
 export { EngineMetrics, type MetricsSource } from '../runtime/metrics';
+export { DAY_MS, DEFAULT_RETENTION, type PruneOptions, type PruneReport, type RetentionPolicy } from '../runtime/retention';
 export { ManualClock, OffsetClock, systemClock, type Clock } from '../runtime/clock';
-export type { Suspension } from '../store/queries';
+export type { PurgeCounts, Suspension } from '../store/queries';
 export type { InstanceFilter } from '../store/port';
 export { INSTANCE_STATUSES, NODE_STATUSES, type InstanceStatus, type NodeStatus } from '../vocabulary';
 export { EngineError, ErrorCodes, type ErrorCode, type SerializedError } from '../errors';

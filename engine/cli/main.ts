@@ -21,6 +21,7 @@ import { addCopyCommand } from './commands/copy';
 import { addDatabaseCommands } from './commands/database';
 import { addInstanceCommands } from './commands/instances';
 import { addMaintenanceCommands } from './commands/maintenance';
+import { addRetentionCommands } from './commands/retention';
 import { addServeCommands } from './commands/serve';
 import { addWorkCommands } from './commands/work';
 import { addWorkflowCommands } from './commands/workflows';
@@ -53,6 +54,7 @@ export function buildProgram(run: CliRun): Command {
   addActionCommands(program, run);
   addServeCommands(program, run);
   addMaintenanceCommands(program, run);
+  addRetentionCommands(program, run);
   return program;
 }
 

@@ -6,6 +6,7 @@
  * it may lose the last transactions on power loss, never corrupt the file), a tunable
  * wal_autocheckpoint, and journal_size_limit = {@link WAL_SIZE_LIMIT_BYTES}: a WAL that grew past it
  * (a reader holding old frames kept checkpoints from resetting it) is truncated back when it resets.
+ * A new file is created with auto_vacuum = INCREMENTAL (retention gives pages back batch by batch).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -425,6 +426,12 @@ export function openDatabase(file: string, options: OpenOptions = {}): RunnelDb 
     raw.pragma(`busy_timeout = ${busyTimeoutMs}`);
     // Reading the schema first surfaces SQLITE_NOTADB before any write touches the file.
     raw.pragma('schema_version');
+    // A new (empty) file gives deleted pages back to the file system: retention runs an
+    // incremental vacuum after each batch. Only possible before the first table exists; an older
+    // file is converted once by `runnel vacuum` (./vacuum.ts).
+    if (!readonly && !noted && resolved !== ':memory:' && (raw.prepare('SELECT count(*) FROM sqlite_schema').pluck().get() as number) === 0) {
+      raw.pragma('auto_vacuum = INCREMENTAL');
+    }
     if (!readonly && !noted) raw.pragma('journal_mode = WAL');
     raw.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
     raw.pragma('foreign_keys = ON');

@@ -15,6 +15,7 @@ import { createNodeQueries } from './queries/nodes';
 import { createHistoryQueries, createInstanceQueries } from './queries/instances';
 import { createChildQueries, createEventQueries } from './queries/children';
 import { createReadModel } from './queries/read-model';
+import { createRetentionQueries } from './queries/retention';
 import { createScheduleQueries } from './queries/schedule';
 import { createWorkflowQueries } from './queries/workflows';
 import { startUpkeepThread, type UpkeepThread } from './upkeep-thread';
@@ -83,6 +84,7 @@ export function sqliteStorage(db: RunnelDb, options: SqliteStorageOptions = {}):
     history: createHistoryQueries(raw),
     children: createChildQueries(raw),
     events: createEventQueries(raw),
+    retention: createRetentionQueries(raw),
     workflows,
     savepoint: <T>(fn: () => T): T => savepoint(fn) as T,
     isStorageFailure: (err) => {

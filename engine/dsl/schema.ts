@@ -136,6 +136,26 @@ export type Concurrency = z.infer<typeof ConcurrencySchema>;
 /** A priority ({@link PRIORITY_RANGE}). */
 export const PrioritySchema = z.number().int().min(PRIORITY_RANGE.min).max(PRIORITY_RANGE.max);
 
+/** Longest retention a policy may give, days (100 years). */
+export const MAX_RETENTION_DAYS = 36_500;
+
+/** Days an ended instance is kept: a finite number from 0 to {@link MAX_RETENTION_DAYS} (fractions allowed), or null for ever. */
+const RetentionDaysSchema = z.number().min(0).max(MAX_RETENTION_DAYS).nullable();
+
+/**
+ * How long ended instances of a workflow are kept before the worker deletes them with everything
+ * they own (node states, schedule rows, dead letters, history, child instances), days after they
+ * ended, per end status. `null` keeps them for ever; a field left out takes the engine's default
+ * (EngineOptions.retention: 30 days for COMPLETED and CANCELLED, for ever for FAILED). The latest
+ * version's setting applies to every instance of the workflow, older versions' included.
+ */
+export const RetentionSchema = z.strictObject({
+  completedDays: RetentionDaysSchema.optional(),
+  failedDays: RetentionDaysSchema.optional(),
+  cancelledDays: RetentionDaysSchema.optional(),
+});
+export type Retention = z.infer<typeof RetentionSchema>;
+
 /** A whole workflow definition, format 1. */
 export const WorkflowSchema = z.strictObject({
   format: z.literal(1).optional(),
@@ -146,6 +166,7 @@ export const WorkflowSchema = z.strictObject({
   concurrency: ConcurrencySchema.optional(),
   /** The priority of its instances unless a start gives one. */
   priority: PrioritySchema.optional(),
+  retention: RetentionSchema.optional(),
   onFailure: OnFailureSchema.optional(),
   retry: RetryPolicySchema.optional(),
   nodes: z.array(NodeSchema),

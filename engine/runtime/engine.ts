@@ -30,6 +30,9 @@ import { slotFor } from './concurrency-key';
 import { startInstances } from './state-machine/turn';
 import type { Tx } from './state-machine/tx';
 import { Worker, type WorkerOptions } from './worker';
+import { DEFAULT_RETENTION, DEFAULT_RETENTION_BATCH, mergeRetention, RetentionPass, runPrune, type PruneOptions, type PruneReport, type RetentionPolicy } from './retention';
+import { deleteInstance } from './state-machine/retention';
+import type { PurgeCounts } from '../store/queries';
 
 export type { DeployResult, SavedWorkflow } from './workflows';
 export type { ApproveOptions, ResumeOptions } from './manual-actions';
@@ -50,6 +53,18 @@ export interface EngineOptions extends SqliteStorageOptions, Omit<PostgresStorag
    * workflows called are in the real database, checked by the real save.
    */
   checkWorkflowCalls?: boolean;
+  /**
+   * The default retention policy (days ended instances are kept, per end status; null: for ever),
+   * over {@link DEFAULT_RETENTION}; a workflow's own `retention` wins field by field. `false`:
+   * this engine's worker deletes nothing (`prune` by hand still uses the defaults).
+   *
+   * @throws EngineError INVALID_INPUT (at construction) naming a field that is not 0–36,500 days or null.
+   */
+  retention?: Partial<RetentionPolicy> | false;
+  /** How often the worker starts a retention pass, ms of wall time (default 60 000). */
+  retentionIntervalMs?: number;
+  /** Root instances per retention transaction (default 500). */
+  retentionBatchSize?: number;
 }
 
 /** Options of {@link Engine.start}. */
@@ -74,6 +89,8 @@ export class Engine {
   private readonly worker: Worker;
   private readonly opts: WorkerOptions;
   private readonly ctx: RuntimeContext;
+  /** The default retention policy (EngineOptions.retention over {@link DEFAULT_RETENTION}). */
+  readonly retention: RetentionPolicy;
 
   constructor(storage: StorageBackend, options: Omit<EngineOptions, keyof SqliteStorageOptions | keyof PostgresStorageOptions> = {}) {
     this.storage = storage;
@@ -90,6 +107,12 @@ export class Engine {
       stallMs: options.stallMs ?? Math.max(leaseMs * 10, 60_000),
     };
     const compiled = new Map<number, CompiledWorkflow>();
+    this.retention = mergeRetention(DEFAULT_RETENTION, options.retention === false ? undefined : options.retention);
+    const retentionBatch = options.retentionBatchSize ?? DEFAULT_RETENTION_BATCH;
+    const retentionPass =
+      options.retention === false
+        ? undefined
+        : new RetentionPass(storage, { defaults: this.retention, now: () => this.clock.now(), batchSize: retentionBatch });
     this.worker = new Worker(
       {
         storage,
@@ -99,6 +122,7 @@ export class Engine {
         faults: options.faults ?? Faults.fromEnv(process.env.RUNNEL_ENABLE_FAULTS === '1' ? process.env.RUNNEL_FAULTS : undefined),
         workflow: (id, q) => workflowIn(this.ctx, id, q),
         loadWorkflow: (id) => loadWorkflow(this.ctx, id),
+        ...(retentionPass ? { retention: { pass: retentionPass, intervalMs: Math.max(10, options.retentionIntervalMs ?? 60_000) } } : {}),
       },
       this.opts,
     );
@@ -299,6 +323,30 @@ export class Engine {
   /** Retries a FAILED instance (see manual-actions.ts). */
   retry(instanceId: number, options: { actor?: string; expectedVersion?: number } = {}): Promise<void> {
     return actions.retry(this.ctx, instanceId, options);
+  }
+
+  /**
+   * Deletes one ended instance with everything it owns (node states, schedule rows, dead letters,
+   * history, events) and the child instances its nodes started — retention's own path. Returns
+   * the rows deleted per table.
+   *
+   * @throws EngineError NOT_FOUND; INVALID_STATE (live, a child instance of it is live, or it is a
+   *   child instance itself: those go with their parent); CONFLICT (history above `keepHistoryAfter`).
+   */
+  deleteInstance(id: number, options: { keepHistoryAfter?: number } = {}): Promise<PurgeCounts> {
+    this.assertWritable();
+    return this.storage.write((q) => deleteInstance(q, id, options));
+  }
+
+  /**
+   * Deletes ended instances in batches (each a short transaction): by the retention policies, or
+   * every one that ended more than `olderThanMs` ago; only counts with `dryRun`. See ./retention.ts.
+   *
+   * @throws EngineError INVALID_INPUT, DATABASE_READONLY; storage errors (batches done stay done).
+   */
+  prune(options: PruneOptions = {}): Promise<PruneReport> {
+    if (!options.dryRun) this.assertWritable();
+    return runPrune(this.storage, { ...options, now: () => this.clock.now(), defaults: this.retention });
   }
 
   // ---------------------------------------------------------------- reads

@@ -9,9 +9,11 @@
  * - `claimed`: after a claim committed, before the handler starts (not hit for a claim whose
  *   attempts were used up by lost leases: it fails the node without running a handler);
  * - `handler-done`: after the handler returned, before its outcome commits;
- * - `committed`: after an outcome committed.
+ * - `committed`: after an outcome committed;
+ * - `pruned`: after a retention batch of the worker committed deletes (`instanceId`: the lowest
+ *   root deleted is not known here, so 0; `nodeId` null).
  */
-export type FaultPoint = 'claimed' | 'handler-done' | 'committed';
+export type FaultPoint = 'claimed' | 'handler-done' | 'committed' | 'pruned';
 
 /** What a fault point sees. */
 export interface FaultInfo {
@@ -39,7 +41,7 @@ export class Faults {
     if (!value) return new Faults();
     const rules: FaultRule[] = [];
     for (const part of value.split(',')) {
-      const m = /^(claimed|handler-done|committed)(?:@([^#=]+))?(?:#(\d+))?=(kill|exit|throw)$/u.exec(part.trim());
+      const m = /^(claimed|handler-done|committed|pruned)(?:@([^#=]+))?(?:#(\d+))?=(kill|exit|throw)$/u.exec(part.trim());
       if (!m) throw new Error(`RUNNEL_FAULTS: cannot parse "${part}"`);
       const rule: FaultRule = { point: m[1] as FaultPoint, action: m[4] as 'kill' | 'exit' | 'throw' };
       if (m[2]) rule.nodeId = m[2];

@@ -15,6 +15,7 @@ import { systemClock } from './clock';
 import type { CompiledWorkflow } from './compiled';
 import type { EventHub } from './events';
 import type { Faults } from './faults';
+import type { RetentionPass } from './retention';
 import { executeStep, type ExecutorDeps } from './step-executor';
 import { DAMAGED_RETRY_MS, type ClaimedStep } from './state-machine/claim';
 import type { ScheduleRow } from '../store/queries';
@@ -51,6 +52,11 @@ export interface WorkerDeps {
   workflow(id: number, q?: WriteQueries): CompiledWorkflow;
   /** A workflow version, compiled, outside a transaction. @throws EngineError NOT_FOUND */
   loadWorkflow(id: number): Promise<CompiledWorkflow>;
+  /**
+   * Retention run by the loop (never by `tick()`): a batch every `intervalMs` of wall time, and
+   * batch after batch, a loop turn between each, while a pass has more. Absent: no retention.
+   */
+  retention?: { pass: RetentionPass; intervalMs: number };
 }
 
 /** A running execution. `controller` is undefined for instant types (nothing to abort). */
@@ -146,6 +152,7 @@ export class Worker {
     if (this.running) return;
     this.running = true;
     this.claiming = true;
+    this.retentionDueAt = Date.now() + (this.deps.retention?.intervalMs ?? 0);
     this.loopPromise = this.loop();
   }
 
@@ -247,11 +254,35 @@ export class Worker {
         await this.sleep(Math.min(MAX_FAILURE_BACKOFF_MS, this.opts.pollIntervalMs * 2 ** Math.min(this.failedTurns - 1, 10)));
       }
       if (!this.running) break;
+      if (this.deps.retention && Date.now() >= this.retentionDueAt) await this.retain(this.deps.retention);
+      if (!this.running) break;
       if (worked > 0 || this.outcomes.length > 0) {
         await new Promise<void>((resolve) => setImmediate(resolve));
         continue;
       }
       await this.sleep(await this.nextSleepMs());
+    }
+  }
+
+  /** Wall time of the next retention batch (the first: one interval after the loop started). */
+  private retentionDueAt = Date.now();
+  private retentionFailure: string | undefined;
+
+  /** One retention batch; the next is due at once while the pass has more, else an interval later. Never throws. */
+  private async retain(r: { pass: RetentionPass; intervalMs: number }): Promise<void> {
+    try {
+      const { more, deleted } = await r.pass.step();
+      this.retentionFailure = undefined;
+      if (this.deps.faults.armed && deleted.instances > 0) this.deps.faults.hit('pruned', { instanceId: 0, nodeId: null });
+      this.retentionDueAt = more ? 0 : Date.now() + r.intervalMs;
+    } catch (err) {
+      // A full disk, a busy lock past patience: the next interval tries again; said once per code.
+      const code = err instanceof EngineError ? err.code : err instanceof Error ? err.name : 'ERROR';
+      if (code !== this.retentionFailure) {
+        this.retentionFailure = code;
+        console.error(`runnel worker: retention failed: ${code}: ${err instanceof Error ? err.message : String(err)} (tried again in ${Math.round(r.intervalMs / 1000)} s)`);
+      }
+      this.retentionDueAt = Date.now() + r.intervalMs;
     }
   }
 

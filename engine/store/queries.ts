@@ -380,6 +380,61 @@ export interface EventQueries {
   consume(p: { id: number; nodeId: string; now: number }): void;
 }
 
+/** One instance of a tree {@link RetentionQueries.trees} answers: a root or one of its descendants. */
+export interface TreeMember {
+  id: number;
+  /** The root (no parent) the instance descends from; its own id for a root. */
+  rootId: number;
+  parentId: number | null;
+  status: InstanceStatus;
+  /** The highest history id it owns, or null when it owns none. */
+  lastHistoryId: number | null;
+}
+
+/** Rows deleted (or, measured, that would be) with a set of instances, per table. */
+export interface PurgeCounts {
+  instances: number;
+  nodeStates: number;
+  schedule: number;
+  deadLetters: number;
+  history: number;
+  events: number;
+  children: number;
+}
+
+/** Ended instances, found and deleted with everything they own (retention, prune, delete by id). */
+export interface RetentionQueries {
+  /**
+   * Ids of ended root instances (no parent) with `status`, ended before `endedBefore` (epoch ms),
+   * of workflow `workflow` (any version; every workflow when omitted), with id > `afterId`,
+   * lowest id first, at most `limit`.
+   */
+  candidates(p: { status: 'COMPLETED' | 'FAILED' | 'CANCELLED'; endedBefore: number; workflow?: string; afterId: number; limit: number }): number[];
+  /** The instances `rootIds` (that exist) and all their descendants (by `parent_id`), each with its root, status and last history id. */
+  trees(rootIds: readonly number[]): TreeMember[];
+  /**
+   * Takes the locks of `ids` without waiting (PostgreSQL: try-locks; SQLite, one writer at a time:
+   * all of them). Returns the ids locked; the others are in another transaction's hands.
+   */
+  tryLock(ids: readonly number[]): number[];
+  /** The rows `purge(ids)` would delete, counted (nothing changes). */
+  measure(ids: readonly number[]): PurgeCounts;
+  /**
+   * Deletes the ENDED instances among `ids` with their node states, schedule rows, dead letters,
+   * history, events and child rows (those they own and those that point at them). An instance of
+   * `ids` that is not ended is left alone and not counted.
+   */
+  purge(ids: readonly number[]): PurgeCounts;
+  /**
+   * Gives the file's free pages back to the file system after a purge (SQLite: `PRAGMA
+   * incremental_vacuum` on a file with `auto_vacuum = INCREMENTAL`, nothing on other files;
+   * PostgreSQL: nothing, autovacuum does it).
+   */
+  reclaim(): void;
+  /** Names of every workflow saved (deleted ones too), each with its latest version's definition (JSON text). */
+  workflowDefinitions(): { name: string; dslJson: string }[];
+}
+
 /** Every family, inside one transaction. */
 export interface Queries {
   readonly schedule: ScheduleQueries;
@@ -388,6 +443,7 @@ export interface Queries {
   readonly history: HistoryQueries;
   readonly children: ChildQueries;
   readonly events: EventQueries;
+  readonly retention: RetentionQueries;
   /**
    * Runs `fn` in a savepoint nested in the transaction: when it throws, its changes are undone
    * and the error is rethrown; the transaction goes on (unless the error is a storage failure).

@@ -8,7 +8,8 @@
  * graceful stop. Fault points are armed by the engine from RUNNEL_FAULTS.
  *
  * Environment: RUNNEL_LEASE_MS, RUNNEL_POLL_MS, RUNNEL_CONCURRENCY, RUNNEL_SYNCHRONOUS
- * (FULL|NORMAL), RUNNEL_BUSY_TIMEOUT_MS, RUNNEL_EXIT_WHEN_IDLE (default 1). On a clean exit it
+ * (FULL|NORMAL), RUNNEL_BUSY_TIMEOUT_MS, RUNNEL_EXIT_WHEN_IDLE (default 1), RUNNEL_RETENTION (the
+ * default policy as JSON, or `off`), RUNNEL_RETENTION_INTERVAL_MS, RUNNEL_RETENTION_BATCH. On a clean exit it
  * prints `RUNNEL_WORKER_STATS {json}` with its largest event-loop delay. If the file stays without work while an
  * instance is still live for RUNNEL_STUCK_MS (default 3000), it prints `RUNNEL_WORKER_STUCK` to
  * stderr and exits 3: such an instance could never finish.
@@ -42,6 +43,14 @@ const engine = Engine.open(file, {
   concurrency: num('RUNNEL_CONCURRENCY', 32),
   synchronous: process.env.RUNNEL_SYNCHRONOUS === 'NORMAL' ? 'NORMAL' : 'FULL',
   ...(process.env.RUNNEL_BUSY_TIMEOUT_MS ? { busyTimeoutMs: num('RUNNEL_BUSY_TIMEOUT_MS', 5000) } : {}),
+  // Retention: a default policy as JSON (or "off"), how often a pass starts and its batch size.
+  ...(process.env.RUNNEL_RETENTION === 'off'
+    ? { retention: false as const }
+    : process.env.RUNNEL_RETENTION
+      ? { retention: JSON.parse(process.env.RUNNEL_RETENTION) as Record<string, number | null> }
+      : {}),
+  ...(process.env.RUNNEL_RETENTION_INTERVAL_MS ? { retentionIntervalMs: num('RUNNEL_RETENTION_INTERVAL_MS', 60_000) } : {}),
+  ...(process.env.RUNNEL_RETENTION_BATCH ? { retentionBatchSize: num('RUNNEL_RETENTION_BATCH', 500) } : {}),
 });
 /** Instances still owing work (PENDING, RUNNING, COMPENSATING), on either backend. */
 async function liveCount(): Promise<number> {

@@ -1,12 +1,14 @@
 /**
  * Commands that look after the file itself: `check` (SQLite's integrity check and the engine's
- * invariants), `backup <dest>` (a consistent copy while workers run) and `metrics` (the
+ * invariants), `backup <dest>` (a consistent copy while workers run), `vacuum` (auto_vacuum =
+ * INCREMENTAL for a file made before it was the default) and `metrics` (the
  * Prometheus text the browser host serves at `GET /metrics`).
  */
 import type { Command } from 'commander';
 import { EngineMetrics } from '../../api';
 import { backupDatabase } from '../../db/backup';
 import { checkDatabase } from '../../db/check';
+import { vacuumDatabase } from '../../db/vacuum';
 import { databaseError } from '../../db/damage';
 import { probeDatabase } from '../../db/open-database';
 import { isPostgresUrl, redactUrl } from '../../db/postgres/errors';
@@ -26,14 +28,19 @@ const mib = (b: number) => `${(b / (1024 * 1024)).toFixed(1)} MiB`;
  */
 function sqliteOnly(command: string, db: string): void {
   if (!isPostgresUrl(db)) return;
-  const tools = command === 'backup' ? 'pg_dump, or the server\'s base backups' : 'pg_amcheck, and the server\'s own monitoring';
+  const tools =
+    command === 'backup'
+      ? 'pg_dump, or the server\'s base backups'
+      : command === 'vacuum'
+        ? 'nothing: autovacuum gives deleted rows\' space back by itself'
+        : 'pg_amcheck, and the server\'s own monitoring';
   throw new EngineError('INVALID_INPUT', `${command} works on a SQLite file; ${redactUrl(db)} is a PostgreSQL database: use ${tools} (or npx runnel copy --from it --to a file, then ${command} that)`, {
     kind: 'user',
     details: { flag: '--db' },
   });
 }
 
-/** Adds `check`, `backup` and `metrics` to `program`. */
+/** Adds `check`, `backup`, `vacuum` and `metrics` to `program`. */
 export function addMaintenanceCommands(program: Command, run: CliRun): void {
   const { io } = run;
 
@@ -86,6 +93,26 @@ export function addMaintenanceCommands(program: Command, run: CliRun): void {
     });
     if (o.json) json(io, r);
     else io.stdout(`backed up ${r.source} to ${r.dest}: ${mib(r.bytes)} in ${(r.elapsedMs / 1000).toFixed(1)} s (check it with: npx runnel check --db ${shellQuote(r.dest)})\n`);
+  });
+
+  common(
+    program
+      .command('vacuum')
+      .description(
+        'convert the file to auto_vacuum=INCREMENTAL once (files made by this version have it), so retention shrinks it as it deletes; refused while another process has the file open',
+      ),
+  ).action(async (o: CommonOptions) => {
+    sqliteOnly('vacuum', o.db);
+    const { file } = probeDatabase(o.db, { mustExist: true });
+    const progress = new Progress(io, !o.json, 4);
+    const r = await vacuumDatabase(file, {
+      onProgress: (p) => progress.line(`vacuum: ${mib(p.bytesWritten)} of about ${mib(p.bytesTotal)} rewritten`),
+    });
+    if (o.json) json(io, r);
+    else
+      io.stdout(
+        `${r.file}: ${r.converted ? 'converted to auto_vacuum=INCREMENTAL' : 'auto_vacuum=INCREMENTAL already; free pages given back'}: ${mib(r.bytesBefore)} → ${mib(r.bytesAfter)} in ${(r.elapsedMs / 1000).toFixed(1)} s\n`,
+      );
   });
 
   common(

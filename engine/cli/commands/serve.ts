@@ -6,6 +6,7 @@ import { EngineError } from '../../errors';
 import { ExitCode } from '../exit-codes';
 import { openHost } from '../host';
 import { common, portNumber, type CliRun, type CommonOptions } from '../options';
+import { retentionFlags, retentionOptions, type RetentionFlags } from '../retention-options';
 import { json, type CliIo } from '../output';
 
 /**
@@ -41,16 +42,16 @@ function openBrowser(url: string, io: CliIo): void {
 export function addServeCommands(program: Command, run: CliRun): void {
   const { io } = run;
   common(
-    program
+    retentionFlags(program
       .command('serve')
       .description(
         'serve the app to a browser: the API and the built renderer on 127.0.0.1 with a per-run token, plus the worker loop (until Ctrl-C)',
       )
       .option('--port <n>', 'TCP port on 127.0.0.1 (0 picks a free one)', portNumber, 0)
-      .option('--open', 'open the app in the system browser'),
-  ).action(async (o: CommonOptions & { port: number; open?: boolean }) => {
+      .option('--open', 'open the app in the system browser'), true),
+  ).action(async (o: CommonOptions & RetentionFlags & { port: number; open?: boolean }) => {
     // The server builds its own handlers over the engine and dispatches every call.
-    const { engine } = await openHost(o, io, 'create');
+    const { engine } = await openHost(o, io, 'create', retentionOptions(o));
     let server: Awaited<ReturnType<ServeModule['startServer']>>;
     try {
       const { startServer } = (await import(SERVER_MODULE)) as ServeModule;

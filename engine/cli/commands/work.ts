@@ -4,6 +4,7 @@
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import { probeDatabase } from '../../db/open-database';
+import { retentionFlags, retentionOptions, type RetentionFlags } from '../retention-options';
 import { loadRegistry, readWorkflowFile, rehearse, withHost, workUntil } from '../host';
 import { ExitCode } from '../exit-codes';
 import { common, defaultActor, parseVariables, positiveInt, shownDb, type CliRun, type CommonOptions } from '../options';
@@ -61,7 +62,7 @@ export function addWorkCommands(program: Command, run: CliRun): void {
   );
 
   common(
-    program
+    retentionFlags(program
       .command('worker')
       .description('work every instance in the database (until Ctrl-C, or until idle)')
       .option('--concurrency <n>', 'handlers running at once', positiveInt('--concurrency'), 32)
@@ -69,8 +70,8 @@ export function addWorkCommands(program: Command, run: CliRun): void {
       .option('--metrics-port <n>', 'serve this worker\'s Prometheus metrics at http://127.0.0.1:<n>/metrics, without a token (0 picks a free port)', (v: string) => {
         if (!/^\d+$/.test(v) || Number(v) > 65_535) throw new InvalidArgumentError(`--metrics-port must be 0–65535 (got "${v}")`);
         return Number(v);
-      }),
-  ).action(async (o: CommonOptions & { concurrency: number; untilIdle?: boolean; metricsPort?: number }) => {
+      }), true),
+  ).action(async (o: CommonOptions & RetentionFlags & { concurrency: number; untilIdle?: boolean; metricsPort?: number }) => {
     await withHost(
       o,
       io,
@@ -128,7 +129,7 @@ export function addWorkCommands(program: Command, run: CliRun): void {
         else io.stderr(`${summary()} (${((Date.now() - t0) / 1000).toFixed(1)} s)\n`);
         run.exitCode = completed ? ExitCode.OK : ExitCode.INTERRUPTED;
       },
-      { concurrency: o.concurrency },
+      { concurrency: o.concurrency, ...retentionOptions(o) },
     );
   });
 

@@ -37,6 +37,7 @@ import { migratePostgres, PG_SCHEMA_VERSION } from './migrations/index';
 import { createHistoryQueries, createInstanceQueries } from './queries/instances';
 import { createChildQueries, createEventQueries } from './queries/children';
 import { createNodeQueries } from './queries/nodes';
+import { createRetentionQueries } from './queries/retention';
 import { createScheduleQueries } from './queries/schedule';
 import { createWorkflowQueries } from './queries/workflows';
 import { instanceLockKeys, WORKFLOW_LOCK_SPACE, type PgTx } from './queries/context';
@@ -224,6 +225,7 @@ function postgresStorage(url: string, first: SyncBridge, bridgeOptions: BridgeOp
     history: createHistoryQueries(tx),
     children: createChildQueries(tx),
     events: createEventQueries(tx),
+    retention: createRetentionQueries(tx),
     workflows: createWorkflowQueries(tx),
     savepoint<T>(fn: () => T): T {
       const name = `s${++savepoints}`;

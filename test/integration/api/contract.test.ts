@@ -485,6 +485,21 @@ describe('API contract: every channel round-trips through the browser host', () 
     expect((await h.value<Output<'metrics:series'>>('metrics:series')).points).toHaveLength(60);
     expect(await h.call('metrics:series', { from: 0, bucketMs: 1000 })).toMatchObject({ ok: false, error: { code: 'INVALID_INPUT' } });
   });
+
+  it('instance:delete deletes an ended instance with its rows, and refuses a live one and a missing one', async () => {
+    const { id: live } = await h.value<Output<'instance:start'>>('instance:start', { workflow: 'purchase-approval' });
+    await waitFor(h, live, ['WAITING']);
+    expect(await h.call('instance:delete', { id: live })).toMatchObject({ ok: false, error: { code: 'INVALID_STATE', details: { id: live, status: 'WAITING' } } });
+    const id = ids.cancelled ?? 0;
+    const history = (await rowsIn<{ n: number }>(h.file, 'SELECT count(*) AS n FROM history WHERE instance_id = ?', [id]))[0]?.n;
+    const r = await h.value<Output<'instance:delete'>>('instance:delete', { id });
+    expect(r).toMatchObject({ id, deleted: { instances: 1, history, children: 0 } });
+    expect(r.deleted.nodeStates).toBeGreaterThan(0);
+    expect(await h.call('instance:get', { id })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
+    expect(await h.call('instance:delete', { id })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
+    expect((await h.value<Instance>('instance:get', { id: live })).status).toBe('WAITING');
+    await h.value('instance:cancel', { id: live });
+  });
 });
 
 describe('API contract: the designer\'s workflow channels (positions, rename, delete)', () => {
@@ -632,6 +647,12 @@ const badInputs: Record<Channel, { payload: unknown; field: string }[]> = {
     { payload: { createdFrom: 'yesterday' }, field: 'createdFrom' },
     { payload: { waitingFor: 'godot' }, field: 'waitingFor' },
     { payload: { ids: [0] }, field: 'ids[0]' },
+  ],
+  'instance:delete': [
+    { payload: {}, field: 'id' },
+    { payload: { id: 'one' }, field: 'id' },
+    { payload: { id: -3 }, field: 'id' },
+    { payload: { id: 1, force: true }, field: 'force' },
   ],
   'instance:get': [
     { payload: {}, field: 'id' },

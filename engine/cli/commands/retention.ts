@@ -1,0 +1,84 @@
+/**
+ * Commands that delete ended instances: `prune` (by the retention policies, or by age; `--dry-run`
+ * says what it would delete) and `delete <id>` (one ended instance, through `instance:delete`).
+ * Both go through the engine's one delete path (engine/runtime/state-machine/retention.ts).
+ */
+import type { Command } from 'commander';
+import type { PruneReport, PurgeCounts } from '../../api';
+import { withHost } from '../host';
+import { common, instanceIdArg, type CliRun, type CommonOptions } from '../options';
+import { json, Progress } from '../output';
+import { olderThan, retentionFlags, retentionOptions, type RetentionFlags } from '../retention-options';
+
+const n = (x: number) => x.toLocaleString('en-US');
+const plural = (x: number, one: string, many = `${one}s`) => `${n(x)} ${x === 1 ? one : many}`;
+
+/** The rows besides the instances, as a sentence's tail ("with 4 node states, 12 history rows"). */
+function rowsText(d: PurgeCounts): string {
+  const parts = [
+    plural(d.nodeStates, 'node state'),
+    plural(d.history, 'history row'),
+    plural(d.schedule, 'schedule row'),
+    plural(d.deadLetters, 'dead letter'),
+    plural(d.events, 'event'),
+  ];
+  return `with ${parts.join(', ')}`;
+}
+
+/** One line of what a prune deleted (or would). */
+export function pruneText(r: PruneReport): string {
+  const s = r.byStatus;
+  const head = `${r.dryRun ? 'would delete' : 'deleted'} ${plural(r.deleted.instances, 'instance')} (${n(s.COMPLETED)} COMPLETED, ${n(s.FAILED)} FAILED, ${n(s.CANCELLED)} CANCELLED, child instances included) ${rowsText(r.deleted)}`;
+  const held = r.heldBack === 0 ? '' : `; ${plural(r.heldBack, 'instance')} held back (a child instance still live, another process on it${r.heldForHistory > 0 ? `, or history not yet read: ${n(r.heldForHistory)}` : ''})`;
+  return `${head}${held}`;
+}
+
+/** Adds `prune` and `delete` to `program`. */
+export function addRetentionCommands(program: Command, run: CliRun): void {
+  const { io } = run;
+
+  common(
+    retentionFlags(
+      program
+        .command('prune')
+        .description(
+          'delete ended instances with everything they own, in small batches: by the retention policies (a workflow\'s own, else the defaults), or every ended one older than --older-than',
+        )
+        .option('--older-than <duration>', 'every COMPLETED, FAILED or CANCELLED instance that ended longer ago than this (30d, 12h, 90m, 2w), whatever the policies', olderThan)
+        .option('--workflow <name>', 'only instances of this workflow')
+        .option('--dry-run', 'say what would be deleted; delete nothing'),
+      false,
+    ),
+  ).action(async (o: CommonOptions & RetentionFlags & { olderThan?: number; workflow?: string; dryRun?: boolean }) => {
+    await withHost(
+      o,
+      io,
+      'write',
+      async ({ engine }) => {
+        const progress = new Progress(io, !o.json, 1);
+        const report = await engine.prune({
+          ...(o.olderThan === undefined ? {} : { olderThanMs: o.olderThan }),
+          ...(o.workflow === undefined ? {} : { workflow: o.workflow }),
+          dryRun: o.dryRun === true,
+          onBatch: (r) => progress.line(`prune: ${r.dryRun ? 'would delete' : 'deleted'} ${plural(r.deleted.instances, 'instance')} so far`),
+        });
+        if (o.json) json(io, report);
+        else io.stdout(`${pruneText(report)}\n`);
+      },
+      retentionOptions(o),
+    );
+  });
+
+  common(
+    program
+      .command('delete')
+      .argument('<id>', 'instance id', instanceIdArg)
+      .description('delete one ended instance with everything it owns and the child instances it started (a live one is refused)'),
+  ).action(async (id: number, o: CommonOptions) => {
+    await withHost(o, io, 'write', async ({ call }) => {
+      const r = await call('instance:delete', { id });
+      if (o.json) json(io, r);
+      else io.stdout(`instance ${id}: deleted ${r.deleted.instances > 1 ? `with ${plural(r.deleted.instances - 1, 'child instance')} ` : ''}${rowsText(r.deleted)}\n`);
+    });
+  });
+}
