@@ -41,6 +41,7 @@ const PG_CONFORMANCE = [
   'test/integration/api/prototype-keys.test.ts',
   'test/integration/dsl/names.test.ts',
   'test/integration/nodes/script-pool.test.ts',
+  'test/integration/runtime/change-feed.test.ts',
   'test/integration/runtime/concurrency.test.ts',
   'test/integration/runtime/concurrency-limit.test.ts',
   'test/integration/runtime/control-flow.test.ts',

@@ -12,9 +12,13 @@ import { sql as m0003 } from './0003-workflow-deleted';
 import { sql as m0004 } from './0004-schedule-deadline';
 import { sql as m0005 } from './0005-control-flow';
 import { sql as m0006 } from './0006-concurrency';
+import { sql as m0010 } from './0010-change-feed';
 
-/** The migrations in order; index + 1 is the version each brings the file to. */
-export const MIGRATIONS: readonly string[] = [m0001, m0002, m0003, m0004, m0005, m0006];
+/**
+ * The migrations in order; index + 1 is the version each brings the file to. (0010 is the change
+ * feed's number, given while 0007–0009 were being written in parallel; it sits at the end.)
+ */
+export const MIGRATIONS: readonly string[] = [m0001, m0002, m0003, m0004, m0005, m0006, m0010];
 
 /** The schema version this build writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;

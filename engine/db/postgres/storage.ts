@@ -41,6 +41,8 @@ import { createScheduleQueries } from './queries/schedule';
 import { createWorkflowQueries } from './queries/workflows';
 import { instanceLockKeys, WORKFLOW_LOCK_SPACE, type PgTx } from './queries/context';
 import { createPostgresReadModel } from './read-model';
+import { createPostgresChangeReads, WRITE_BEGIN_SQL } from './changes';
+import { createConsumerQueries } from './queries/changes';
 import { watchPostgresChanges } from './watch';
 
 /** The NOTIFY channel of commits (payload: the committing backend's id). */
@@ -122,6 +124,8 @@ export function openPostgresStorage(url: string, options: PostgresStorageOptions
       `SET lock_timeout = ${busyTimeoutMs}`,
       `SET idle_in_transaction_session_timeout = 60000`,
     ],
+    // Every write transaction holds the change feed's lock in SHARE mode from its start (./changes.ts).
+    beginSql: WRITE_BEGIN_SQL,
   };
   try {
     bridge = openBridge(url, bridgeOptions);
@@ -225,6 +229,7 @@ function postgresStorage(url: string, first: SyncBridge, bridgeOptions: BridgeOp
     children: createChildQueries(tx),
     events: createEventQueries(tx),
     workflows: createWorkflowQueries(tx),
+    consumers: createConsumerQueries(tx),
     savepoint<T>(fn: () => T): T {
       const name = `s${++savepoints}`;
       bridge.query(`SAVEPOINT ${name}`);
@@ -318,7 +323,7 @@ function postgresStorage(url: string, first: SyncBridge, bridgeOptions: BridgeOp
     }
   };
 
-  const read = typedReads(createPostgresReadModel(pool), url);
+  const read = typedReads({ ...createPostgresReadModel(pool), ...createPostgresChangeReads(pool) }, url);
   let leaseSeq = 0;
   const watchers = new Set<() => void>();
 

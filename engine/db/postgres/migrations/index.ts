@@ -18,6 +18,7 @@ import { EngineError } from '../../../errors';
 import { sql as m0001 } from './0001-initial';
 import { sql as m0002 } from './0002-control-flow';
 import { sql as m0003 } from './0003-concurrency';
+import { sql as m0007 } from './0007-change-feed';
 
 /** One migration: the SQL (several statements; run it without parameters) that brings a database to `version`. */
 export interface PgMigration {
@@ -30,6 +31,8 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   { version: 1, sql: m0001 },
   { version: 2, sql: m0002 },
   { version: 3, sql: m0003 },
+  // 0007 is the change feed's number, given while 0004–0006 were being written in parallel.
+  { version: 4, sql: m0007 },
 ];
 
 /** The schema version this build writes. */
