@@ -16,6 +16,7 @@ export {
 export type { EngineEvent, EngineListener, WorkerTurnEvent } from '../runtime/events';
 export { EngineMetrics, type MetricsSource } from '../runtime/metrics';
 export { ManualClock, OffsetClock, systemClock, type Clock } from '../runtime/clock';
+export { Faults, type FaultPoint, type FaultRule } from '../runtime/faults';
 export type { Suspension } from '../store/queries';
 export type { InstanceFilter } from '../store/port';
 export { INSTANCE_STATUSES, NODE_STATUSES, type InstanceStatus, type NodeStatus } from '../vocabulary';

@@ -17,6 +17,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { addActionCommands } from './commands/actions';
+import { addChangeCommands } from './commands/changes';
 import { addCopyCommand } from './commands/copy';
 import { addDatabaseCommands } from './commands/database';
 import { addInstanceCommands } from './commands/instances';
@@ -53,6 +54,7 @@ export function buildProgram(run: CliRun): Command {
   addActionCommands(program, run);
   addServeCommands(program, run);
   addMaintenanceCommands(program, run);
+  addChangeCommands(program, run);
   return program;
 }
 

@@ -9,9 +9,12 @@
  * - `claimed`: after a claim committed, before the handler starts (not hit for a claim whose
  *   attempts were used up by lost leases: it fails the node without running a handler);
  * - `handler-done`: after the handler returned, before its outcome commits;
- * - `committed`: after an outcome committed.
+ * - `committed`: after an outcome committed;
+ * - `change-printed`: `runnel changes --consumer` printed a feed entry, before acknowledging it
+ *   (`instanceId`/`nodeId` are the entry's; 0 for an entry of no instance);
+ * - `change-acked`: it acknowledged that entry, before printing the next.
  */
-export type FaultPoint = 'claimed' | 'handler-done' | 'committed';
+export type FaultPoint = 'claimed' | 'handler-done' | 'committed' | 'change-printed' | 'change-acked';
 
 /** What a fault point sees. */
 export interface FaultInfo {
@@ -39,7 +42,7 @@ export class Faults {
     if (!value) return new Faults();
     const rules: FaultRule[] = [];
     for (const part of value.split(',')) {
-      const m = /^(claimed|handler-done|committed)(?:@([^#=]+))?(?:#(\d+))?=(kill|exit|throw)$/u.exec(part.trim());
+      const m = /^(claimed|handler-done|committed|change-printed|change-acked)(?:@([^#=]+))?(?:#(\d+))?=(kill|exit|throw)$/u.exec(part.trim());
       if (!m) throw new Error(`RUNNEL_FAULTS: cannot parse "${part}"`);
       const rule: FaultRule = { point: m[1] as FaultPoint, action: m[4] as 'kill' | 'exit' | 'throw' };
       if (m[2]) rule.nodeId = m[2];
