@@ -13,9 +13,9 @@
  *   `max(history.id)` as the head, and lets go at once. At that instant no transaction holding an
  *   undrawn or uncommitted id exists, so every id at or below the head is final (committed, or
  *   rolled back: a gap). The entries are then read with `id <= head` without the lock.
- * Writers wait at most for the lock, to, max and commit of one read (a few ms); a read waits for
- * the write transactions running when it starts, up to {@link FEED_LOCK_TIMEOUT_MS}, then fails
- * DATABASE_BUSY (retryable).
+ * Writers wait at most for the lock, max and commit of one read (a few ms); a read waits for the
+ * write transactions running when it starts, up to {@link FEED_LOCK_TIMEOUT_MS} (the storage's
+ * `feedWaitMs`), then fails DATABASE_BUSY (retryable).
  *
  * Peers: the transactional outbox read by `xid8` (`WHERE xid < pg_snapshot_xmin(pg_current_snapshot())`,
  * ordered by xid) orders the feed by transaction id rather than by history id, so a cursor would
@@ -38,19 +38,20 @@ export const FEED_LOCK_KEY = 0x52554e4e4646;
 /** What every write transaction sends first: BEGIN and the feed's lock in SHARE mode (see the module doc). */
 export const WRITE_BEGIN_SQL = `BEGIN; SELECT pg_advisory_xact_lock_shared(${FEED_LOCK_KEY})`;
 
-/** How long a feed read waits for the write transactions running when it starts, ms. */
+/** How long a feed read waits for the write transactions running when it starts, ms, by default. */
 export const FEED_LOCK_TIMEOUT_MS = 2000;
 
 /**
  * The feed's safe head on `client` (see the module doc): the highest history id below which no
  * transaction can still commit.
  *
- * @throws EngineError DATABASE_BUSY when write transactions held the lock past {@link FEED_LOCK_TIMEOUT_MS}.
+ * @param waitMs how long to wait for the write transactions running now, ms.
+ * @throws EngineError DATABASE_BUSY when write transactions held the lock past `waitMs`.
  */
-export async function safeHead(client: pg.ClientBase): Promise<number> {
+export async function safeHead(client: pg.ClientBase, waitMs = FEED_LOCK_TIMEOUT_MS): Promise<number> {
   await client.query('BEGIN');
   try {
-    await client.query(`SET LOCAL lock_timeout = ${FEED_LOCK_TIMEOUT_MS}`);
+    await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.floor(waitMs))}`);
     await client.query(`SELECT pg_advisory_xact_lock(${FEED_LOCK_KEY})`);
     const head = (await rowOf<{ head: number }>(client, 'SELECT coalesce(max(id), 0) AS head FROM history'))?.head ?? 0;
     await client.query('COMMIT');
@@ -58,7 +59,7 @@ export async function safeHead(client: pg.ClientBase): Promise<number> {
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
     if ((err as { code?: string }).code === '55P03') {
-      throw new EngineError('DATABASE_BUSY', `the change feed waited ${FEED_LOCK_TIMEOUT_MS} ms for running write transactions; read again`, {
+      throw new EngineError('DATABASE_BUSY', `the change feed waited ${waitMs} ms for running write transactions; read again`, {
         cause: err,
       });
     }
@@ -66,14 +67,14 @@ export async function safeHead(client: pg.ClientBase): Promise<number> {
   }
 }
 
-/** The feed's reads over `pool` (part of the read model). */
-export function createPostgresChangeReads(pool: pg.Pool): Pick<ReadModel, 'changes' | 'changeConsumers'> {
+/** The feed's reads over `pool` (part of the read model); `waitMs` as {@link safeHead} takes it. */
+export function createPostgresChangeReads(pool: pg.Pool, waitMs = FEED_LOCK_TIMEOUT_MS): Pick<ReadModel, 'changes' | 'changeConsumers'> {
   return {
     changes: async (o): Promise<ChangePage> => {
       const client = await pool.connect();
       let head: number;
       try {
-        head = await safeHead(client);
+        head = await safeHead(client, waitMs);
       } finally {
         client.release();
       }

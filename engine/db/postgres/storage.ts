@@ -67,6 +67,8 @@ export interface PostgresStorageOptions {
   poolSize?: number;
   /** Use LISTEN/NOTIFY for {@link StorageBackend.watchChanges} (default true; false polls, as on a server without NOTIFY). */
   listen?: boolean;
+  /** How long a change feed read waits for the write transactions running when it starts, ms (./changes.ts). Default 2000. */
+  feedWaitMs?: number;
   /** Called when a write transaction is rolled back to run again (see the module doc): the driver's error (its SQLSTATE in `code`) and the attempt that failed (1-based). */
   onConflict?: (err: unknown, attempt: number) => void;
 }
@@ -323,7 +325,7 @@ function postgresStorage(url: string, first: SyncBridge, bridgeOptions: BridgeOp
     }
   };
 
-  const read = typedReads({ ...createPostgresReadModel(pool), ...createPostgresChangeReads(pool) }, url);
+  const read = typedReads({ ...createPostgresReadModel(pool), ...createPostgresChangeReads(pool, options.feedWaitMs) }, url);
   let leaseSeq = 0;
   const watchers = new Set<() => void>();
 
