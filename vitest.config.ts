@@ -14,6 +14,7 @@ import { defineConfig } from 'vitest/config';
  * points), lease renewal across worker processes, a second engine on the same database
  * (external changes), the API contract and its nesting and __proto__ rules, deadlines, eager
  * dispatch, instance input and retry, incidents, error edges, idle, concurrency, templates,
+ * the change feed (its reads and consumers, and `runnel changes --follow --consumer` across SIGKILL),
  * names, faults, worker stop, the script pool, the browser host's security, and the switch
  * itself. Cost, measured 2026-12-02 on the 2 shared cores: 182 s wall for this project alone
  * (25 files, 302 s of tests over the two forks; crash recovery 80 s and handed-cases-processes 64 s
@@ -41,6 +42,8 @@ const PG_CONFORMANCE = [
   'test/integration/api/prototype-keys.test.ts',
   'test/integration/dsl/names.test.ts',
   'test/integration/nodes/script-pool.test.ts',
+  'test/integration/runtime/change-feed.test.ts',
+  'test/integration/runtime/change-feed-crash.test.ts',
   'test/integration/runtime/concurrency.test.ts',
   'test/integration/runtime/concurrency-limit.test.ts',
   'test/integration/runtime/concurrency-limit-processes.test.ts',

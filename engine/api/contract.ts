@@ -24,7 +24,8 @@
  * - entity schemas and types (defined in schemas.ts, re-exported whole):
  *   `ProblemSchema`/`Problem`, `WorkflowSummarySchema`/`WorkflowSummary`,
  *   `InstanceSummarySchema`/`InstanceSummary`, `InstanceDetailSchema`/`InstanceDetail`,
- *   `NodeStateSchema`/`NodeState`, `HistoryEventSchema`/`HistoryEvent`, `NodeTypeSchema`/`NodeTypeInfo`,
+ *   `NodeStateSchema`/`NodeState`, `HistoryEventSchema`/`HistoryEvent`, `ChangeEntrySchema`/`ChangeEntry`,
+ *   `ChangeConsumerSchema`/`ChangeConsumer`, `NodeTypeSchema`/`NodeTypeInfo`,
  *   `MetricsSchema`/`Metrics`, `InstanceStateSchema`/`InstanceState`,
  *   `InstanceListItemSchema`/`InstanceListItem`, `ApprovalItemSchema`/`ApprovalItem`,
  *   `SeriesPointSchema`/`SeriesPoint`, `InstanceFilterSchema`/`InstanceFilterInput`, `BulkResultSchema`/`BulkResult`,
@@ -54,6 +55,8 @@ import {
 import {
   ApprovalItemSchema,
   BulkResultSchema,
+  ChangeConsumerSchema,
+  ChangeEntrySchema,
   HistoryEventSchema,
   InstanceDetailSchema,
   InstanceFilterSchema,
@@ -66,6 +69,9 @@ import {
   StorageHealthSchema,
   WorkflowSummarySchema,
 } from './schemas';
+
+/** A change feed cursor: a history id, 0 before the first entry. */
+const cursor = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 
 export { LIMITS } from './fields';
 export * from './schemas';
@@ -400,6 +406,49 @@ export const contract = {
       bucketMs: z.number(),
       points: z.array(SeriesPointSchema),
     }),
+  },
+  /**
+   * The change feed: committed history events of every instance with a cursor above `after`
+   * (default: consumer `consumer`'s cursor, else 0), oldest first, at most `limit`; only those of
+   * workflow `workflow` when given. Resume with the answer's `cursor`: entries come in strictly
+   * increasing cursor order and a later read after it skips nothing that commits later. Reading
+   * does not acknowledge (`changes:ack`). See engine/runtime/change-feed.ts for the delivery rule.
+   */
+  'changes:read': {
+    input: z
+      .strictObject({
+        after: cursor.optional(),
+        limit: z.number().int().min(1).max(10_000).default(1000),
+        workflow: name.optional(),
+        consumer: name.optional(),
+      })
+      .default({ limit: 1000 }),
+    output: z.object({
+      entries: z.array(ChangeEntrySchema),
+      /** Where the next read resumes (its `after`). */
+      cursor: z.number(),
+      /** The feed's safe head: every entry at or below it has committed. */
+      head: z.number(),
+    }),
+  },
+  /**
+   * Acknowledges that consumer `consumer` has read the feed through `cursor`, registering it when
+   * new: retention keeps every entry above the lowest registered cursor. Monotonic: a cursor below
+   * the stored one leaves it as it is. INVALID_INPUT when `cursor` is past the feed's last entry.
+   */
+  'changes:ack': {
+    input: z.strictObject({ consumer: name, cursor }),
+    output: ChangeConsumerSchema,
+  },
+  /** The registered consumers of the change feed by name, and the feed's safe head (how far behind each is). */
+  'changes:consumers': {
+    input: nothing,
+    output: z.object({ consumers: z.array(ChangeConsumerSchema), head: z.number() }),
+  },
+  /** Unregisters consumer `consumer` (retention stops keeping entries for it). NOT_FOUND when none has that name. */
+  'changes:forget': {
+    input: z.strictObject({ consumer: name }),
+    output: z.object({ consumer: z.string() }),
   },
 } as const;
 

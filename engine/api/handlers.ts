@@ -11,6 +11,7 @@ import { EngineError } from '../errors';
 import { exportWorkflow, parseWorkflowText, validateWorkflow } from '../dsl';
 import { describeValueProblem, findValueProblem, formatValuePath } from '../dsl/value-limits';
 import type { Engine } from '../runtime/engine';
+import { ackChanges, forgetConsumer, readChanges } from '../runtime/change-feed';
 import {
   contract,
   err,
@@ -173,6 +174,22 @@ export function createHandlers(engine: Engine): Handlers {
     'metrics:get': async () => ({ ...(await engine.metrics()), oldestWaiting: await engine.oldestWaiting(), storage: engine.storage.health() }),
 
     'storage:health': async () => engine.storage.health(),
+
+    'changes:read': async ({ after, limit, workflow, consumer }) => readChanges(engine.storage, { after, limit, workflow, consumer }),
+
+    'changes:ack': async ({ consumer, cursor }) => ackChanges(engine.storage, { consumer, cursor, now: engine.clock.now() }),
+
+    'changes:consumers': async () => {
+      const consumers = await engine.storage.read.changeConsumers();
+      // The safe head comes with any read (one entry is the least it asks for).
+      const { head } = await engine.storage.read.changes({ after: 0, limit: 1 });
+      return { consumers, head };
+    },
+
+    'changes:forget': async ({ consumer }) => {
+      await forgetConsumer(engine.storage, consumer);
+      return { consumer };
+    },
 
     'instance:approvals': async ({ workflow, limit }) => engine.listApprovals({ workflow, limit }),
 

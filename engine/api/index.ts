@@ -17,6 +17,7 @@ export type { EngineEvent, EngineListener, WorkerTurnEvent } from '../runtime/ev
 export { EngineMetrics, type MetricsSource } from '../runtime/metrics';
 export { DAY_MS, DEFAULT_RETENTION, type PruneOptions, type PruneReport, type RetentionPolicy } from '../runtime/retention';
 export { ManualClock, OffsetClock, systemClock, type Clock } from '../runtime/clock';
+export { Faults, type FaultPoint, type FaultRule } from '../runtime/faults';
 export type { PurgeCounts, Suspension } from '../store/queries';
 export type { InstanceFilter } from '../store/port';
 export { INSTANCE_STATUSES, NODE_STATUSES, type InstanceStatus, type NodeStatus } from '../vocabulary';

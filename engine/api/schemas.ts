@@ -244,6 +244,40 @@ export const HistoryEventSchema = z.object({
 /** See {@link HistoryEventSchema}. */
 export type HistoryEvent = z.output<typeof HistoryEventSchema>;
 
+/**
+ * One entry of the change feed: a committed history event, with the instance and workflow it
+ * belongs to. `cursor` is the event's history id: entries come in strictly increasing cursor
+ * order, and reading again after a cursor yields exactly the entries committed after it (epoch ms
+ * in `at`). `instanceId`, `workflow` and `workflowVersion` are null for an event of no instance.
+ */
+export const ChangeEntrySchema = z.object({
+  cursor: z.number(),
+  instanceId: z.number().nullable(),
+  workflow: z.string().nullable(),
+  workflowVersion: z.number().nullable(),
+  nodeId: z.string().nullable(),
+  type: z.string(),
+  at: z.number(),
+  attempt: z.number().nullable(),
+  actor: z.string().nullable(),
+  data: z.unknown().optional(),
+});
+/** See {@link ChangeEntrySchema}. */
+export type ChangeEntry = z.output<typeof ChangeEntrySchema>;
+
+/**
+ * A named consumer of the change feed: `cursor` is the history id it has acknowledged reading
+ * through (0: nothing yet); `createdAt` / `updatedAt` in epoch ms.
+ */
+export const ChangeConsumerSchema = z.object({
+  name: z.string(),
+  cursor: z.number(),
+  createdAt: z.number(),
+  updatedAt: z.number(),
+});
+/** See {@link ChangeConsumerSchema}. */
+export type ChangeConsumer = z.output<typeof ChangeConsumerSchema>;
+
 /** Dashboard numbers: counts by status, queue depth, durations, failures, dead letters. */
 export const MetricsSchema = z.object({
   /** Instance count per status (statuses with no instance are absent). */

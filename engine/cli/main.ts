@@ -17,6 +17,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { addActionCommands } from './commands/actions';
+import { addChangeCommands } from './commands/changes';
 import { addCopyCommand } from './commands/copy';
 import { addDatabaseCommands } from './commands/database';
 import { addInstanceCommands } from './commands/instances';
@@ -55,6 +56,7 @@ export function buildProgram(run: CliRun): Command {
   addServeCommands(program, run);
   addMaintenanceCommands(program, run);
   addRetentionCommands(program, run);
+  addChangeCommands(program, run);
   return program;
 }
 

@@ -13,7 +13,7 @@
  *    one stopped less than a lease ago) is refused at once with DATABASE_BUSY: stop its workers
  *    first, as the issue asks ("refusing while workers run on the source").
  * 3. Tables are copied parent first (workflow, node, instance, node_state, schedule, history,
- *    dead_letter) in primary-key order, in pages of {@link PAGE_ROWS}, inside one transaction on
+ *    dead_letter, change_consumer) in primary-key order, in pages of {@link PAGE_ROWS}, inside one transaction on
  *    the target, so a copy that fails leaves the target as it was. Identity sequences on
  *    PostgreSQL are moved past the copied ids.
  * 4. Row counts per table are compared; a difference is an INTERNAL error (nothing is committed).
@@ -42,10 +42,11 @@ export const COPIED_TABLES: readonly { name: string; key: readonly string[]; ide
   { name: 'schedule', key: ['id'], identity: true },
   { name: 'history', key: ['id'], identity: true },
   { name: 'dead_letter', key: ['id'], identity: true },
+  { name: 'change_consumer', key: ['name'], identity: false },
 ];
 
 /** Key columns holding text (the others are integers). */
-const TEXT_KEYS: ReadonlySet<string> = new Set(['node_id']);
+const TEXT_KEYS: ReadonlySet<string> = new Set(['node_id', 'name']);
 
 type Row = Record<string, unknown>;
 

@@ -15,6 +15,7 @@ import { createNodeQueries } from './queries/nodes';
 import { createHistoryQueries, createInstanceQueries } from './queries/instances';
 import { createChildQueries, createEventQueries } from './queries/children';
 import { createReadModel } from './queries/read-model';
+import { createChangeReads, createConsumerQueries } from './queries/changes';
 import { createRetentionQueries } from './queries/retention';
 import { createScheduleQueries } from './queries/schedule';
 import { createWorkflowQueries } from './queries/workflows';
@@ -86,6 +87,7 @@ export function sqliteStorage(db: RunnelDb, options: SqliteStorageOptions = {}):
     events: createEventQueries(raw),
     retention: createRetentionQueries(raw),
     workflows,
+    consumers: createConsumerQueries(raw),
     savepoint: <T>(fn: () => T): T => savepoint(fn) as T,
     isStorageFailure: (err) => {
       if (isBusyError(err)) return true;
@@ -105,7 +107,7 @@ export function sqliteStorage(db: RunnelDb, options: SqliteStorageOptions = {}):
     upkeepTried = true;
     void t?.stop();
   };
-  const read = typedReads(createReadModel(raw, workflows), db, haltUpkeep);
+  const read = typedReads({ ...createReadModel(raw, workflows), ...createChangeReads(raw) }, db, haltUpkeep);
   const thread = (): UpkeepThread | undefined => {
     if (!upkeepTried && db.file !== ':memory:' && !db.readonly && !db.damaged) {
       upkeepTried = true;

@@ -30,7 +30,7 @@ import { slotFor } from './concurrency-key';
 import { startInstances } from './state-machine/turn';
 import type { Tx } from './state-machine/tx';
 import { Worker, type WorkerOptions } from './worker';
-import { DEFAULT_RETENTION, DEFAULT_RETENTION_BATCH, mergeRetention, RetentionPass, runPrune, type PruneOptions, type PruneReport, type RetentionPolicy } from './retention';
+import { DEFAULT_RETENTION, DEFAULT_RETENTION_BATCH, keepAfter, mergeRetention, RetentionPass, runPrune, type PruneOptions, type PruneReport, type RetentionPolicy } from './retention';
 import { deleteInstance } from './state-machine/retention';
 import type { PurgeCounts } from '../store/queries';
 
@@ -335,7 +335,10 @@ export class Engine {
    */
   deleteInstance(id: number, options: { keepHistoryAfter?: number } = {}): Promise<PurgeCounts> {
     this.assertWritable();
-    return this.storage.write((q) => deleteInstance(q, id, options));
+    return this.storage.write((q) => {
+      const keep = keepAfter(q, options.keepHistoryAfter);
+      return deleteInstance(q, id, keep === undefined ? {} : { keepHistoryAfter: keep });
+    });
   }
 
   /**

@@ -11,9 +11,12 @@
  * - `handler-done`: after the handler returned, before its outcome commits;
  * - `committed`: after an outcome committed;
  * - `pruned`: after a retention batch of the worker committed deletes (`instanceId`: the lowest
- *   root deleted is not known here, so 0; `nodeId` null).
+ *   root deleted is not known here, so 0; `nodeId` null);
+ * - `change-printed`: `runnel changes --consumer` printed a feed entry, before acknowledging it
+ *   (`instanceId`/`nodeId` are the entry's; 0 for an entry of no instance);
+ * - `change-acked`: it acknowledged that entry, before printing the next.
  */
-export type FaultPoint = 'claimed' | 'handler-done' | 'committed' | 'pruned';
+export type FaultPoint = 'claimed' | 'handler-done' | 'committed' | 'pruned' | 'change-printed' | 'change-acked';
 
 /** What a fault point sees. */
 export interface FaultInfo {
@@ -41,7 +44,7 @@ export class Faults {
     if (!value) return new Faults();
     const rules: FaultRule[] = [];
     for (const part of value.split(',')) {
-      const m = /^(claimed|handler-done|committed|pruned)(?:@([^#=]+))?(?:#(\d+))?=(kill|exit|throw)$/u.exec(part.trim());
+      const m = /^(claimed|handler-done|committed|pruned|change-printed|change-acked)(?:@([^#=]+))?(?:#(\d+))?=(kill|exit|throw)$/u.exec(part.trim());
       if (!m) throw new Error(`RUNNEL_FAULTS: cannot parse "${part}"`);
       const rule: FaultRule = { point: m[1] as FaultPoint, action: m[4] as 'kill' | 'exit' | 'throw' };
       if (m[2]) rule.nodeId = m[2];

@@ -9,7 +9,7 @@
  * EngineOptions.retention).
  */
 import { EngineError } from '../errors';
-import type { StorageBackend } from '../store/port';
+import type { StorageBackend, WriteQueries } from '../store/port';
 import type { PurgeCounts } from '../store/queries';
 import { MAX_RETENTION_DAYS, RetentionSchema } from '../dsl/schema';
 import { addPurge, noPurge, pruneBatch, type EndedStatus, type PruneRule } from './state-machine/retention';
@@ -125,6 +125,17 @@ export interface PruneReport {
 }
 
 /**
+ * The history id above which a prune keeps trees: the lowest of `given` and every registered
+ * change-feed consumer's cursor (read in the batch's own transaction, so a consumer registered
+ * or acknowledging meanwhile is seen by the next batch), or undefined when neither says.
+ */
+export function keepAfter(q: WriteQueries, given: number | undefined): number | undefined {
+  const consumer = q.consumers.lowestConsumerCursor();
+  if (consumer === undefined) return given;
+  return given === undefined ? consumer : Math.min(given, consumer);
+}
+
+/**
  * Runs a prune to its end in batches of short write transactions, each followed by a yield to
  * the event loop (and, on SQLite, an incremental vacuum inside the batch's transaction).
  *
@@ -149,11 +160,12 @@ export async function runPrune(
   let cursors = rules.map(() => 0);
   for (;;) {
     const r = await storage.write((q) => {
+      const keep = keepAfter(q, o.keepHistoryAfter);
       const res = pruneBatch(q, {
         rules,
         cursors,
         limit: batchSize,
-        ...(o.keepHistoryAfter === undefined ? {} : { keepHistoryAfter: o.keepHistoryAfter }),
+        ...(keep === undefined ? {} : { keepHistoryAfter: keep }),
         dryRun: o.dryRun === true,
       });
       if (!o.dryRun && res.deleted.instances > 0) q.retention.reclaim();
@@ -198,8 +210,8 @@ export class RetentionPass {
     }
     const rules = this.rules;
     const cursors = this.cursors;
-    const keep = this.o.keepHistoryAfter?.();
     const r = await this.storage.write((q) => {
+      const keep = keepAfter(q, this.o.keepHistoryAfter?.());
       const res = pruneBatch(q, { rules, cursors, limit: this.o.batchSize, ...(keep === undefined ? {} : { keepHistoryAfter: keep }) });
       if (res.deleted.instances > 0) q.retention.reclaim();
       return res;

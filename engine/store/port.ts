@@ -18,7 +18,7 @@
  * the manual actions, workflow management) are each one `write` of one state-machine function
  * (engine/runtime/state-machine/), so every backend runs the same transitions.
  */
-import type { ApprovalItem, HistoryEvent, InstanceDetail, InstanceListItem, Metrics, WorkflowSummary } from '../api/contract';
+import type { ApprovalItem, ChangeConsumer, ChangeEntry, HistoryEvent, InstanceDetail, InstanceListItem, Metrics, WorkflowSummary } from '../api/contract';
 import type { Queries, Suspension } from './queries';
 import type { WaitingFor } from '../vocabulary';
 import type { SerializedError } from '../errors';
@@ -74,9 +74,51 @@ export interface WorkflowQueries {
   byId(id: number): WorkflowVersionRow | undefined;
 }
 
-/** The queries of a write transaction, workflow versions included. */
+/**
+ * The change feed's named consumers inside a write transaction (table `change_consumer`).
+ * Cursors are history ids (see {@link ReadModel.changes}).
+ */
+export interface ConsumerQueries {
+  /** Consumer `name`, or undefined when it is not registered. */
+  get(name: string): ChangeConsumer | undefined;
+  /**
+   * Records that `name` has read through `cursor`, registering it when new. A cursor below the
+   * stored one leaves it as it is (acknowledging is monotonic: a repeated or late ack never moves
+   * a consumer back). Answers the consumer as stored.
+   */
+  ack(p: { name: string; cursor: number; now: number }): ChangeConsumer;
+  /** Unregisters `name` (retention no longer waits for it); whether it was registered. */
+  remove(name: string): boolean;
+  /**
+   * The lowest cursor of any registered consumer, or undefined when none is registered: retention
+   * must keep every history row whose id is above it.
+   */
+  lowestConsumerCursor(): number | undefined;
+  /** The highest history id committed (0 when history is empty). */
+  head(): number;
+}
+
+/** The queries of a write transaction, workflow versions and feed consumers included. */
 export interface WriteQueries extends Queries {
   readonly workflows: WorkflowQueries;
+  readonly consumers: ConsumerQueries;
+}
+
+/** The change feed's part of the read model (engine/db/queries/changes.ts, engine/db/postgres/changes.ts). */
+export type FeedReads = 'changes' | 'changeConsumers';
+
+/** What {@link ReadModel.changes} answers. */
+export interface ChangePage {
+  /** Entries with after < cursor <= `cursor` (below), oldest first, at most `limit`. */
+  entries: ChangeEntry[];
+  /**
+   * Where the next read resumes (its `after`): the last entry's cursor when the page is full,
+   * else the feed's safe head, so a filtered read moves past entries it did not match. Never
+   * below the `after` given.
+   */
+  cursor: number;
+  /** The feed's safe head: every entry at or below it has committed, and no later commit gets a lower cursor. */
+  head: number;
 }
 
 /** Filter of instance lists, counts and bulk actions. Times are epoch ms, inclusive. */
@@ -152,6 +194,16 @@ export interface ReadModel {
   matchInstances(filter: InstanceFilter, eligible: readonly string[], limit: number): Promise<{ ids: number[]; total: number }>;
   /** The highest instance id (0 when none). */
   maxInstanceId(): Promise<number>;
+  /**
+   * The change feed: committed history events with id > `after`, oldest first, at most `limit`
+   * (1–10,000), only those of workflow `workflow` (by name) when given. Only entries at or below
+   * the feed's safe head are answered: no transaction still running can commit an entry below
+   * it, so resuming after any answered cursor skips nothing (SQLite: ids are assigned in the one
+   * write transaction at a time; PostgreSQL: see engine/db/postgres/changes.ts).
+   */
+  changes(o: { after: number; limit: number; workflow?: string }): Promise<ChangePage>;
+  /** The registered consumers of the change feed, by name. */
+  changeConsumers(): Promise<ChangeConsumer[]>;
   /** History events of an instance after `afterId`, oldest first, at most `limit`. */
   history(id: number, afterId: number, limit: number): Promise<HistoryEvent[]>;
   /** Approvals waiting for a person, the longest-waiting first, at most `limit`; and how many in all. */

@@ -59,6 +59,11 @@ export class PgQueryError extends Error {
 export interface BridgeOptions {
   /** Statements run on each new write connection (e.g. `SET lock_timeout = 5000`). */
   sessionSql?: readonly string[];
+  /**
+   * What {@link SyncBridge.begin} sends: `BEGIN`, and statements every transaction runs first
+   * (`BEGIN; SELECT pg_advisory_xact_lock_shared(…)`: the change feed's writer lock). Default `BEGIN`.
+   */
+  beginSql?: string;
   /** `application_name` of its connections (pg_stat_activity). Default `runnel`. */
   applicationName?: string;
   /** A request whose thread showed no heartbeat for this long fails (the thread is dead), ms. Default 5000. */
@@ -256,7 +261,7 @@ export function openBridge(url: string, options: BridgeOptions = {}): SyncBridge
       if (txState !== 'none') throw new EngineError('INTERNAL', 'a transaction is already open on this connection');
       // Sent with the transaction's first statement: one round trip fewer per transaction.
       txState = 'queued';
-      queued = [{ sql: 'BEGIN', params: undefined }];
+      queued = [{ sql: options.beginSql ?? 'BEGIN', params: undefined }];
     },
     commit() {
       // Nothing was sent: there is nothing to commit.

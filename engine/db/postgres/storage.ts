@@ -42,6 +42,8 @@ import { createScheduleQueries } from './queries/schedule';
 import { createWorkflowQueries } from './queries/workflows';
 import { instanceLockKeys, WORKFLOW_LOCK_SPACE, type PgTx } from './queries/context';
 import { createPostgresReadModel } from './read-model';
+import { createPostgresChangeReads, WRITE_BEGIN_SQL } from './changes';
+import { createConsumerQueries } from './queries/changes';
 import { watchPostgresChanges } from './watch';
 
 /** The NOTIFY channel of commits (payload: the committing backend's id). */
@@ -66,6 +68,8 @@ export interface PostgresStorageOptions {
   poolSize?: number;
   /** Use LISTEN/NOTIFY for {@link StorageBackend.watchChanges} (default true; false polls, as on a server without NOTIFY). */
   listen?: boolean;
+  /** How long a change feed read waits for the write transactions running when it starts, ms (./changes.ts). Default 2000. */
+  feedWaitMs?: number;
   /** Called when a write transaction is rolled back to run again (see the module doc): the driver's error (its SQLSTATE in `code`) and the attempt that failed (1-based). */
   onConflict?: (err: unknown, attempt: number) => void;
 }
@@ -123,6 +127,8 @@ export function openPostgresStorage(url: string, options: PostgresStorageOptions
       `SET lock_timeout = ${busyTimeoutMs}`,
       `SET idle_in_transaction_session_timeout = 60000`,
     ],
+    // Every write transaction holds the change feed's lock in SHARE mode from its start (./changes.ts).
+    beginSql: WRITE_BEGIN_SQL,
   };
   try {
     bridge = openBridge(url, bridgeOptions);
@@ -227,6 +233,7 @@ function postgresStorage(url: string, first: SyncBridge, bridgeOptions: BridgeOp
     events: createEventQueries(tx),
     retention: createRetentionQueries(tx),
     workflows: createWorkflowQueries(tx),
+    consumers: createConsumerQueries(tx),
     savepoint<T>(fn: () => T): T {
       const name = `s${++savepoints}`;
       bridge.query(`SAVEPOINT ${name}`);
@@ -320,7 +327,7 @@ function postgresStorage(url: string, first: SyncBridge, bridgeOptions: BridgeOp
     }
   };
 
-  const read = typedReads(createPostgresReadModel(pool), url);
+  const read = typedReads({ ...createPostgresReadModel(pool), ...createPostgresChangeReads(pool, options.feedWaitMs) }, url);
   let leaseSeq = 0;
   const watchers = new Set<() => void>();
 

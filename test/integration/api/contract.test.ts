@@ -721,6 +721,26 @@ const badInputs: Record<Channel, { payload: unknown; field: string }[]> = {
     { payload: { bucketMs: 10 }, field: 'bucketMs' },
     { payload: { from: 'an hour ago' }, field: 'from' },
   ],
+  'changes:read': [
+    { payload: { after: -1 }, field: 'after' },
+    { payload: { after: 1.5 }, field: 'after' },
+    { payload: { limit: 0 }, field: 'limit' },
+    { payload: { limit: 10_001 }, field: 'limit' },
+    { payload: { consumer: '' }, field: 'consumer' },
+    { payload: { workflow: 7 }, field: 'workflow' },
+    { payload: { since: 3 }, field: 'since' },
+  ],
+  'changes:ack': [
+    { payload: { cursor: 1 }, field: 'consumer' },
+    { payload: { consumer: 'export' }, field: 'cursor' },
+    { payload: { consumer: 'export', cursor: -2 }, field: 'cursor' },
+    { payload: { consumer: 'n'.repeat(201), cursor: 1 }, field: 'consumer' },
+  ],
+  'changes:consumers': [{ payload: { name: 'export' }, field: 'name' }],
+  'changes:forget': [
+    { payload: {}, field: 'consumer' },
+    { payload: { consumer: ['export'] }, field: 'consumer' },
+  ],
 };
 
 describe('API contract: bad input on every channel', () => {

@@ -46,6 +46,9 @@ describe('retention and the file', () => {
     const engine = SqliteEngine.open(file, { retention: false });
     try {
       expect(engine.db.raw.pragma('auto_vacuum', { simple: true })).toBe(2);
+      // The empty schema's pages (a page or more per table and index) are no data to shrink.
+      engine.db.checkpoint('TRUNCATE');
+      const floor = engine.db.raw.pragma('page_count', { simple: true }) as number;
       const ids = await completed(engine, 1000);
       engine.db.checkpoint('TRUNCATE');
       const before = engine.db.raw.pragma('page_count', { simple: true }) as number;
@@ -55,7 +58,7 @@ describe('retention and the file', () => {
       engine.db.checkpoint('TRUNCATE');
       const after = engine.db.raw.pragma('page_count', { simple: true }) as number;
       expect(engine.db.raw.pragma('freelist_count', { simple: true })).toBe(0);
-      expect(after).toBeLessThan(before * 0.3);
+      expect(after - floor).toBeLessThan((before - floor) * 0.3);
       expect((await engine.listInstances({ workflow: 'bulky', limit: 1000 })).map((i) => i.id).sort((a, b) => a - b)).toEqual(keep);
     } finally {
       await engine.close();

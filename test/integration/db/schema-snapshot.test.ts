@@ -22,6 +22,7 @@ describe('the schema snapshot', () => {
     expect(text).toContain(`PRAGMA user_version = ${SCHEMA_VERSION};`);
     const objects = [...text.matchAll(/^-- (table|index|view|trigger) (\S+)$/gm)].map((m) => `${m[1]} ${m[2]}`);
     expect(objects.filter((o) => o.startsWith('table '))).toEqual([
+      'table change_consumer',
       'table child',
       'table dead_letter',
       'table event',

@@ -11,6 +11,7 @@ import { DAY_MS } from '../../../engine/runtime/retention';
 import { rowsIn } from '../../helpers/db-rows';
 import { runToSettled, tempEngine, type TempEngine } from '../../helpers/temp-engine';
 import { EngineError } from '../../../engine/errors';
+import { ackChanges, forgetConsumer } from '../../../engine/runtime/change-feed';
 
 /** Rows of an instance in every table it owns. */
 async function owned(file: string, id: number): Promise<Record<string, number>> {
@@ -143,6 +144,31 @@ describe('retention', () => {
     expect((await engine.prune({ olderThanMs: 20_000 })).deleted.instances).toBe(0);
     expect((await engine.prune({ olderThanMs: 0, batchSize: 1 })).byStatus).toEqual({ COMPLETED: 1, FAILED: 1, CANCELLED: 1 });
     expect((await engine.listInstances({})).map((i) => i.id).sort()).toEqual([a.waiting, b.waiting].sort());
+  });
+
+  it("a registered change-feed consumer holds back what it has not read, in prune and in delete", async () => {
+    t = tempEngine();
+    const { engine, file } = t;
+    await engine.deploy({ name: 'w', nodes: [{ id: 'p', type: 'pass', config: {} }] });
+    const first = await engine.start('w');
+    await runToSettled(engine, first);
+    const last = Number((await rowsIn<{ m: number }>(file, 'SELECT max(id) AS m FROM history WHERE instance_id = ?', [first]))[0]?.m);
+    const second = await engine.start('w');
+    await runToSettled(engine, second);
+    // given: a consumer that has read through the first instance's history only
+    await ackChanges(engine.storage, { consumer: 'warehouse', cursor: last, now: Date.now() });
+    // when: everything ended is pruned
+    const held = await engine.prune({ olderThanMs: 0 });
+    // then: the first goes, the second stays, counted as held for its history
+    expect(held).toMatchObject({ heldBack: 1, heldForHistory: 1, byStatus: { COMPLETED: 1, FAILED: 0, CANCELLED: 0 } });
+    expect(await owned(file, first)).toEqual(GONE);
+    await expect(engine.deleteInstance(second)).rejects.toMatchObject({ code: 'CONFLICT' });
+    // a lower bound given by hand still wins over the consumer's
+    expect((await engine.prune({ olderThanMs: 0, keepHistoryAfter: 0 })).heldForHistory).toBe(1);
+    // once the consumer is forgotten, nothing holds it
+    await forgetConsumer(engine.storage, 'warehouse');
+    expect((await engine.prune({ olderThanMs: 0 })).byStatus.COMPLETED).toBe(1);
+    expect(await owned(file, second)).toEqual(GONE);
   });
 
   it('keepHistoryAfter keeps instances owning history above it and counts them held back', async () => {

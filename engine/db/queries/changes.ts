@@ -1,0 +1,114 @@
+/**
+ * SQLite: the change feed (history read by id across instances) and its named consumers
+ * (`change_consumer`, migration 9).
+ *
+ * Cursor safety: SQLite has one writer at a time (BEGIN IMMEDIATE), and a history id is assigned
+ * inside that writer's transaction, so ids increase in commit order and every id at or below the
+ * highest committed one is final. The safe head is therefore `max(history.id)`. (An
+ * `INTEGER PRIMARY KEY` without AUTOINCREMENT reuses an id only after the highest row is deleted;
+ * history is append-only, and retention must keep its newest row for the same reason.)
+ */
+import type Database from 'better-sqlite3';
+import type { ChangeConsumer, ChangeEntry } from '../../api/contract';
+import type { ChangePage, ConsumerQueries, ReadModel } from '../../store/port';
+
+/** A feed row as stored, with its instance's workflow. */
+export interface ChangeRow {
+  id: number;
+  instance_id: number | null;
+  workflow: string | null;
+  workflow_version: number | null;
+  node_id: string | null;
+  type: string;
+  at: number;
+  attempt: number | null;
+  actor: string | null;
+  data_json: string | null;
+}
+
+/** A consumer row as stored. */
+export interface ConsumerRow {
+  name: string;
+  cursor: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/** The API shape of a feed row (shared with PostgreSQL's read). */
+export function toChangeEntry(r: ChangeRow): ChangeEntry {
+  const e: ChangeEntry = {
+    cursor: r.id,
+    instanceId: r.instance_id,
+    workflow: r.workflow,
+    workflowVersion: r.workflow_version,
+    nodeId: r.node_id,
+    type: r.type,
+    at: r.at,
+    attempt: r.attempt,
+    actor: r.actor,
+  };
+  if (r.data_json !== null) e.data = JSON.parse(r.data_json);
+  return e;
+}
+
+/** The API shape of a consumer row (shared with PostgreSQL's). */
+export function toChangeConsumer(r: ConsumerRow): ChangeConsumer {
+  return { name: r.name, cursor: r.cursor, createdAt: r.created_at, updatedAt: r.updated_at };
+}
+
+/**
+ * The page a read answers: `rows` read with id in (after, head], at most `limit`. A full page
+ * resumes after its last row; a short one has seen everything up to the head.
+ */
+export function toChangePage(rows: ChangeRow[], o: { after: number; limit: number }, head: number): ChangePage {
+  const last = rows[rows.length - 1];
+  const cursor = rows.length === o.limit && last !== undefined ? last.id : Math.max(o.after, head);
+  return { entries: rows.map(toChangeEntry), cursor, head: Math.max(o.after, head) };
+}
+
+/** The SELECT list and joins of a feed read (same text on both backends). */
+export const CHANGE_COLUMNS = `h.id, h.instance_id, w.name AS workflow, w.version AS workflow_version, h.node_id, h.type, h.at, h.attempt, h.actor, h.data_json
+  FROM history h LEFT JOIN instance i ON i.id = h.instance_id LEFT JOIN workflow w ON w.id = i.workflow_id`;
+
+/** The feed's reads over `db` (part of the read model). */
+export function createChangeReads(db: Database.Database): Pick<ReadModel, 'changes' | 'changeConsumers'> {
+  const head = db.prepare<[], { head: number }>('SELECT coalesce(max(id), 0) AS head FROM history');
+  const page = db.prepare<[number, number, number], ChangeRow>(`SELECT ${CHANGE_COLUMNS} WHERE h.id > ? AND h.id <= ? ORDER BY h.id LIMIT ?`);
+  const pageOf = db.prepare<[number, number, string, number], ChangeRow>(
+    `SELECT ${CHANGE_COLUMNS} WHERE h.id > ? AND h.id <= ? AND w.name = ? ORDER BY h.id LIMIT ?`,
+  );
+  const consumers = db.prepare<[], ConsumerRow>('SELECT name, cursor, created_at, updated_at FROM change_consumer ORDER BY name');
+  // One read transaction: the head and the rows come from the same snapshot.
+  const read = db.transaction((o: { after: number; limit: number; workflow?: string }): ChangePage => {
+    const h = head.get()?.head ?? 0;
+    const rows = o.workflow === undefined ? page.all(o.after, h, o.limit) : pageOf.all(o.after, h, o.workflow, o.limit);
+    return toChangePage(rows, o, h);
+  });
+  return {
+    changes: async (o) => read.deferred(o),
+    changeConsumers: async () => consumers.all().map(toChangeConsumer),
+  };
+}
+
+/** {@link ConsumerQueries} over `db`, for write transactions. */
+export function createConsumerQueries(db: Database.Database): ConsumerQueries {
+  const get = db.prepare<[string], ConsumerRow>('SELECT name, cursor, created_at, updated_at FROM change_consumer WHERE name = ?');
+  const ack = db.prepare<[{ name: string; cursor: number; now: number }], ConsumerRow>(
+    `INSERT INTO change_consumer (name, cursor, created_at, updated_at) VALUES (@name, @cursor, @now, @now)
+     ON CONFLICT (name) DO UPDATE SET cursor = max(cursor, excluded.cursor), updated_at = excluded.updated_at
+     RETURNING name, cursor, created_at, updated_at`,
+  );
+  const remove = db.prepare<[string]>('DELETE FROM change_consumer WHERE name = ?');
+  const lowest = db.prepare<[], { lowest: number | null }>('SELECT min(cursor) AS lowest FROM change_consumer');
+  const head = db.prepare<[], { head: number }>('SELECT coalesce(max(id), 0) AS head FROM history');
+  return {
+    get: (name) => {
+      const r = get.get(name);
+      return r === undefined ? undefined : toChangeConsumer(r);
+    },
+    ack: ({ name, cursor, now }) => toChangeConsumer(ack.get({ name, cursor, now }) as ConsumerRow),
+    remove: (name) => remove.run(name).changes > 0,
+    lowestConsumerCursor: () => lowest.get()?.lowest ?? undefined,
+    head: () => head.get()?.head ?? 0,
+  };
+}
