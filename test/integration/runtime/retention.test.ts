@@ -38,6 +38,17 @@ async function rejection(p: Promise<unknown>): Promise<EngineError> {
   throw new Error('expected a rejection');
 }
 
+/** Two COMPLETED instances of a one-node workflow, and the first one's last history id. */
+async function twoCompleted({ engine, file }: TempEngine): Promise<{ first: number; last: number; second: number }> {
+  await engine.deploy({ name: 'w', nodes: [{ id: 'p', type: 'pass', config: {} }] });
+  const first = await engine.start('w');
+  await runToSettled(engine, first);
+  const last = Number((await rowsIn<{ m: number }>(file, 'SELECT max(id) AS m FROM history WHERE instance_id = ?', [first]))[0]?.m);
+  const second = await engine.start('w');
+  await runToSettled(engine, second);
+  return { first, last, second };
+}
+
 describe('retention', () => {
   let t: TempEngine;
   afterEach(async () => t.close());
@@ -146,15 +157,10 @@ describe('retention', () => {
     expect((await engine.listInstances({})).map((i) => i.id).sort()).toEqual([a.waiting, b.waiting].sort());
   });
 
-  it("a registered change-feed consumer holds back what it has not read, in prune and in delete", async () => {
+  it('a registered change-feed consumer holds back what it has not read, in prune and in delete', async () => {
     t = tempEngine();
     const { engine, file } = t;
-    await engine.deploy({ name: 'w', nodes: [{ id: 'p', type: 'pass', config: {} }] });
-    const first = await engine.start('w');
-    await runToSettled(engine, first);
-    const last = Number((await rowsIn<{ m: number }>(file, 'SELECT max(id) AS m FROM history WHERE instance_id = ?', [first]))[0]?.m);
-    const second = await engine.start('w');
-    await runToSettled(engine, second);
+    const { first, last, second } = await twoCompleted(t);
     // given: a consumer that has read through the first instance's history only
     await ackChanges(engine.storage, { consumer: 'warehouse', cursor: last, now: Date.now() });
     // when: everything ended is pruned
@@ -174,12 +180,7 @@ describe('retention', () => {
   it('keepHistoryAfter keeps instances owning history above it and counts them held back', async () => {
     t = tempEngine();
     const { engine, file } = t;
-    await engine.deploy({ name: 'w', nodes: [{ id: 'p', type: 'pass', config: {} }] });
-    const first = await engine.start('w');
-    await runToSettled(engine, first);
-    const last = Number((await rowsIn<{ m: number }>(file, 'SELECT max(id) AS m FROM history WHERE instance_id = ?', [first]))[0]?.m);
-    const second = await engine.start('w');
-    await runToSettled(engine, second);
+    const { first, last, second } = await twoCompleted(t);
 
     const held = await engine.prune({ olderThanMs: 0, keepHistoryAfter: last });
     expect(held.byStatus.COMPLETED).toBe(1);
