@@ -439,7 +439,13 @@ export function openDatabase(file: string, options: OpenOptions = {}): RunnelDb 
     raw.pragma('temp_store = MEMORY');
     if (!readonly) raw.pragma(`journal_size_limit = ${Math.max(0, Math.floor(options.walLimitBytes ?? WAL_SIZE_LIMIT_BYTES))}`);
     if (readonly) checkReadableSchema(raw, resolved);
-    else if (options.migrate !== false && !noted) migrate(raw);
+    else if (options.migrate !== false && !noted) {
+      const was = raw.pragma('user_version', { simple: true }) as number;
+      migrate(raw);
+      // Migrations (a new file's whole schema) write more than a WAL bound of a few hundred KiB:
+      // folded in at once, the file starts with a WAL that is not already past its bound.
+      if ((raw.pragma('user_version', { simple: true }) as number) !== was) raw.pragma('wal_checkpoint(TRUNCATE)');
+    }
   } catch (err) {
     if (err instanceof Error && (err as { code?: unknown }).code === 'SQLITE_ERROR') {
       try {
