@@ -19,6 +19,8 @@ import { createTestRegistry } from '../../helpers/test-nodes';
 const CHAINS = 100;
 const PARENTS = 30;
 const ASKING = 20;
+/** Short leases: the steps the SIGKILLed worker held are taken over in about a second, not the default half minute. */
+const LEASE_MS = 1000;
 const RETAIN_NOTHING = JSON.stringify({ completedDays: 0, failedDays: 0, cancelledDays: 0 });
 
 describe('retention racing live workers', () => {
@@ -54,8 +56,8 @@ describe('retention racing live workers', () => {
       const asking = await engine.startMany('ask', Array.from({ length: ASKING }, () => ({})));
 
       const env = { RUNNEL_RETENTION: RETAIN_NOTHING, RUNNEL_RETENTION_INTERVAL_MS: '5', RUNNEL_RETENTION_BATCH: '7' };
-      const doomed = spawnWorker({ db: db.location, callLog, exitWhenIdle: false, concurrency: 8, faults: 'pruned#3=kill', env });
-      const steady = spawnWorker({ db: db.location, callLog, exitWhenIdle: false, concurrency: 8, env });
+      const doomed = spawnWorker({ db: db.location, callLog, exitWhenIdle: false, concurrency: 8, leaseMs: LEASE_MS, faults: 'pruned#3=kill', env });
+      const steady = spawnWorker({ db: db.location, callLog, exitWhenIdle: false, concurrency: 8, leaseMs: LEASE_MS, env });
       await Promise.all([doomed.ready, steady.ready]);
       const chains = await engine.startMany('chain', Array.from({ length: CHAINS }, () => ({})));
       const parents = await engine.startMany('parent', Array.from({ length: PARENTS }, () => ({})));
@@ -70,7 +72,7 @@ describe('retention racing live workers', () => {
       })();
 
       expect((await doomed.exited).signal).toBe('SIGKILL');
-      const heir = spawnWorker({ db: db.location, callLog, exitWhenIdle: false, concurrency: 8, env });
+      const heir = spawnWorker({ db: db.location, callLog, exitWhenIdle: false, concurrency: 8, leaseMs: LEASE_MS, env });
       await heir.ready;
 
       const gone = async (ids: number[]) => (await engine.listInstances({ ids, limit: 1000 })).length === 0;
