@@ -12,6 +12,7 @@ import {
   populate,
   startBatch,
 } from './engine-run';
+import { fsyncProbe, plainjobThroughput } from './peers';
 import { sampleResources } from './stats';
 import { countStatements, resetStatementCounts, statementCounts } from './statements';
 import { FANOUT, LINEAR, LINEAR4, LINEAR4_ECHO, LINEAR_CAPPED, RETRY } from './workflows';
@@ -73,6 +74,10 @@ export type Task =
   | { kind: 'engine-prepare'; file: string; workflow: keyof typeof WORKFLOWS; n: number }
   /** SQL statements per transition (bench/statements.ts) while `n` instances of `workflow` drain (NORMAL; not timed). */
   | { kind: 'engine-statements'; file: string; workflow: keyof typeof WORKFLOWS; n: number }
+  /** The peer queue plainjob running `jobs` no-op jobs on the same pragmas (bench/peers.ts). */
+  | { kind: 'plainjob'; file: string; sync: Sync; jobs: number }
+  /** The disk's durable-write latency: 4 KiB write + fdatasync in a loop on `dir` (bench/peers.ts). */
+  | { kind: 'fsync'; dir: string; durationMs: number }
   /** The Designer in Chromium opening a 500-node workflow `opens` times (bench/designer.ts). */
   | { kind: 'designer-open'; opens: number };
 
@@ -178,6 +183,10 @@ export async function runTask(task: Task): Promise<unknown> {
       await engine.close();
       return { workflow: task.workflow, transitions: r.transitions, perTransition: (c.reads + c.writes) / r.transitions, readsPerTransition: c.reads / r.transitions, writesPerTransition: c.writes / r.transitions, top: c.top };
     }
+    case 'plainjob':
+      return plainjobThroughput(task.file, task.sync, task.jobs);
+    case 'fsync':
+      return fsyncProbe(task.dir, task.durationMs);
     case 'designer-open': {
       // Imported here: vite, Playwright and React Flow's build stay out of every other child's RSS.
       const { designerOpen } = await import('./designer');

@@ -162,6 +162,10 @@ export interface EngineThroughput {
   instancesPerSec: number;
   service: LatencySummary;
   cpuUsPerTransition: number;
+  /** Write transactions committed while the batch ran (each one a WAL sync under FULL). */
+  commits: number;
+  commitsPerSec: number;
+  transitionsPerCommit: number;
   peakRssBytes: number;
   peakWalBytes: number;
 }
@@ -182,10 +186,12 @@ export async function engineThroughput(
   await startBatch(engine, workflow.name, n);
   const sampler = sampleResources(`${engine.db.file}-wal`);
   const cpu0 = process.cpuUsage();
+  const commits0 = probe.txn.h.totalCount;
   const t0 = nowMs();
   engine.startWorker();
   await probe.until(() => probe.finished >= n, 600_000, `${n} × ${workflow.name}`);
   const seconds = (probe.lastCommitMs - t0) / 1000;
+  const commits = probe.txn.h.totalCount - commits0;
   const cpu = process.cpuUsage(cpu0);
   await engine.stopWorker();
   const peaks = sampler.stop();
@@ -206,6 +212,9 @@ export async function engineThroughput(
     instancesPerSec: n / seconds,
     service: probe.service.summary(),
     cpuUsPerTransition: (cpu.user + cpu.system) / probe.transitions,
+    commits,
+    commitsPerSec: commits / seconds,
+    transitionsPerCommit: probe.transitions / Math.max(1, commits),
     ...peaks,
   };
 }

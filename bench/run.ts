@@ -19,6 +19,7 @@ import type { RawFootprint, RawOpenLoop, RawThroughput, Sync } from './raw';
 import { Latency, nowMs, removeDb, sleep, type LatencySummary } from './stats';
 import { formatReport, type Report, type StatementsRun } from './report';
 import { lineOf, ROOT, spawnNode } from './processes';
+import type { FsyncProbe, PlainjobThroughput } from './peers';
 import { runPostgresSection, type PgConfig } from './postgres-bench';
 import { formatPostgresReport } from './postgres-report';
 
@@ -43,6 +44,9 @@ const CONFIG = quick
       multiN: 6000,
       apiMs: 2500,
       designerOpens: 3,
+      plainjobFull: 2000,
+      plainjobNormal: 10_000,
+      fsyncMs: 1000,
     }
   : {
       rawMs: 3000,
@@ -58,6 +62,9 @@ const CONFIG = quick
       multiN: 20_000,
       apiMs: 20_000,
       designerOpens: 5,
+      plainjobFull: 10_000,
+      plainjobNormal: 40_000,
+      fsyncMs: 3000,
     };
 
 /** Runs of the throughput and several-process figures; the best of them is kept. */
@@ -313,6 +320,30 @@ async function main(): Promise<void> {
       );
     }
   }
+  // The peer queue on the same pragmas, best of REPEATS, and the disk's own limit.
+  const plainjob: Partial<Record<Sync, PlainjobThroughput>> = {};
+  for (let rep = 0; rep < REPEATS; rep++) {
+    const round = REPEATS > 1 ? ` (round ${rep + 1} of ${REPEATS})` : '';
+    const syncs = ['FULL', 'NORMAL'] as const;
+    const runs = await task<PlainjobThroughput[]>(
+      {
+        kind: 'batch',
+        tasks: syncs.map((sync): Task => ({
+          kind: 'plainjob',
+          file: dbFile(`plainjob-${sync}-${rep}`),
+          sync,
+          jobs: sync === 'FULL' ? CONFIG.plainjobFull : CONFIG.plainjobNormal,
+        })),
+      },
+      `peer: plainjob, ${CONFIG.plainjobFull} no-op jobs under FULL and ${CONFIG.plainjobNormal} under NORMAL${round}`,
+    );
+    syncs.forEach((sync, i) => keepBest(plainjob, sync, runs[i] as PlainjobThroughput, (t) => t.jobsPerSec));
+  }
+  const fsyncRun = await task<FsyncProbe>(
+    { kind: 'fsync', dir: WORK, durationMs: CONFIG.fsyncMs },
+    `the disk: 4 KiB write + fdatasync in a loop for ${CONFIG.fsyncMs / 1000} s`,
+  );
+
   // SQL statements per transition (counted, not timed: the counting wraps every statement).
   const statements = (await task<StatementsRun[]>(
     {
@@ -481,6 +512,7 @@ async function main(): Promise<void> {
     api,
     designer,
     multi,
+    peers: { plainjob, fsync: fsyncRun },
     postgres,
   };
   const table = formatReport(report);
