@@ -12,7 +12,7 @@ import { defineConfig } from 'vitest/config';
  * Included (below): the pinned rules, the handed cases in process and with real processes (but
  * C11 and C12, SQLite's locking and WAL, skipped on PostgreSQL), crash recovery (SIGKILL at random
  * points), lease renewal across worker processes, a second engine on the same database
- * (external changes), the API contract and its nesting and __proto__ rules, deadlines, eager
+ * (external changes), the API contract and its nesting and __proto__ rules, the Database view's channels, deadlines, eager
  * dispatch, instance input and retry, incidents, error edges, idle, concurrency, templates,
  * the change feed (its reads and consumers, and `runnel changes --follow --consumer` across SIGKILL),
  * names, faults, worker stop, the script pool, the browser host's security, and the switch
@@ -38,6 +38,7 @@ const PG_CONFORMANCE = [
   // The switch itself: fails if this project silently ran on SQLite.
   'test/integration/postgres/backend-switch.test.ts',
   'test/integration/api/contract.test.ts',
+  'test/integration/api/database.test.ts',
   'test/integration/api/nesting.test.ts',
   'test/integration/api/prototype-keys.test.ts',
   'test/integration/dsl/names.test.ts',

@@ -54,7 +54,11 @@ import {
 } from './fields';
 import {
   ApprovalItemSchema,
+  BackupResultSchema,
   BulkResultSchema,
+  CheckReportSchema,
+  DatabaseInfoSchema,
+  FreePagesSchema,
   ChangeConsumerSchema,
   ChangeEntrySchema,
   HistoryEventSchema,
@@ -450,6 +454,32 @@ export const contract = {
     input: z.strictObject({ consumer: name }),
     output: z.object({ consumer: z.string() }),
   },
+  /**
+   * The database as the Database view shows it: backend and location, the SQLite file's sizes
+   * and pages, the WAL and its checkpoints, instances by age, the retention policy in force, and
+   * the change-feed consumers retention waits for.
+   */
+  'database:info': { input: nothing, output: DatabaseInfoSchema },
+  /**
+   * `runnel check` on the host's file: SQLite's integrity check and the engine's invariants; the
+   * violations are data (`ok: false`), not an error. SQLite only (INVALID_INPUT on PostgreSQL).
+   */
+  'database:check': { input: nothing, output: CheckReportSchema },
+  /**
+   * A consistent copy of the host's SQLite file at `dest`, a path on the host's machine (relative
+   * to the host's working directory), while the worker runs; `operation.progress` events report the
+   * bytes written. An existing `dest` is refused unless `force`. SQLite only.
+   */
+  'database:backup': {
+    input: z.strictObject({ dest: z.string().trim().min(1, 'dest: give the path of the copy').max(4096), force: z.boolean().default(false) }),
+    output: BackupResultSchema,
+  },
+  /**
+   * Gives the SQLite file's free pages back to the file system while the worker runs, a thousand
+   * pages per transaction, with `operation.progress` events. INVALID_STATE for a file without
+   * auto_vacuum=INCREMENTAL (its message says how to convert it: `runnel vacuum` with the file closed).
+   */
+  'database:vacuum': { input: nothing, output: FreePagesSchema },
 } as const;
 
 /** A channel name, `domain:verb`. */
@@ -529,6 +559,17 @@ export const events = {
   'store.changed': z.object({
     type: z.literal('store.changed'),
   }),
+  /**
+   * A file operation this host runs (`database:backup`, `database:vacuum`) is `done` of about
+   * `total` units along (bytes written, or free pages given back). The latest per operation within a batch.
+   */
+  'operation.progress': z.object({
+    type: z.literal('operation.progress'),
+    operation: z.enum(['backup', 'vacuum']),
+    done: z.number(),
+    total: z.number(),
+    unit: z.enum(['bytes', 'pages']),
+  }),
 } as const;
 
 /** An event type. */
@@ -551,6 +592,7 @@ export const ContractEventSchema = z.discriminatedUnion('type', [
   events['node.changed'],
   events['approval.requested'],
   events['store.changed'],
+  events['operation.progress'],
 ]);
 
 /**

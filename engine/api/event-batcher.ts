@@ -23,6 +23,7 @@ export interface EventBatcherOptions {
  *   replaying a batch in order ends in the latest state (a retry's RUNNING after a FAILED finish);
  * - `instance.created`, `instance.finished` and `approval.requested` are never merged or dropped;
  * - `store.changed` (another process changed the file) is kept once per batch;
+ * - `operation.progress` keeps only the latest per operation;
  * - engine-internal events (`clock.jumped`) are not forwarded.
  *
  * Throttled, not debounced: the first event after a quiet spell goes out on the next turn of the
@@ -64,6 +65,9 @@ export class EventBatcher {
         break;
       case 'store.changed':
         key = 's';
+        break;
+      case 'operation.progress':
+        key = `p\u0000${event.operation}`;
         break;
       default:
         return;
@@ -138,6 +142,8 @@ function toContractEvent(e: EngineEvent | ContractEvent): ContractEvent {
         : { type: e.type, instanceId: e.instanceId, nodeId: e.nodeId, prompt: e.prompt };
     case 'store.changed':
       return { type: e.type };
+    case 'operation.progress':
+      return { type: e.type, operation: e.operation, done: e.done, total: e.total, unit: e.unit };
     default:
       throw new Error(`not a contract event: ${(e as { type: string }).type}`);
   }

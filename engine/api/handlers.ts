@@ -191,6 +191,14 @@ export function createHandlers(engine: Engine): Handlers {
       return { consumer };
     },
 
+    'database:info': async () => engine.databaseInfo(),
+
+    'database:check': async () => engine.checkDatabase(),
+
+    'database:backup': async ({ dest, force }) => engine.backup(dest, { force }),
+
+    'database:vacuum': async () => engine.vacuumFreePages(),
+
     'instance:approvals': async ({ workflow, limit }) => engine.listApprovals({ workflow, limit }),
 
     'instance:bulk': async ({ action, filter, dryRun, upToId, compensate, actor }) => {

@@ -359,3 +359,66 @@ export const BulkResultSchema = z.object({
 });
 /** See {@link BulkResultSchema}. */
 export type BulkResult = z.output<typeof BulkResultSchema>;
+
+/** Days ended instances are kept, per end status (null: for ever). */
+export const RetentionPolicySchema = z.object({
+  completedDays: z.number().nullable(),
+  failedDays: z.number().nullable(),
+  cancelledDays: z.number().nullable(),
+});
+
+/** `database:info`: see the channel. Sizes in bytes. */
+export const DatabaseInfoSchema = z.object({
+  backend: z.enum(['sqlite', 'postgres']),
+  /** The file (absolute), or the server's URL without its password. */
+  location: z.string(),
+  /** The SQLite file (absent on PostgreSQL): its size and its WAL's, pages, free pages, auto_vacuum mode. */
+  file: z
+    .object({
+      bytes: z.number(),
+      walBytes: z.number(),
+      pageSize: z.number(),
+      pageCount: z.number(),
+      freePages: z.number(),
+      autoVacuum: z.enum(['none', 'full', 'incremental']),
+    })
+    .optional(),
+  health: StorageHealthSchema,
+  /** Live instances by time since created, ended ones by time since they ended: under a day, a week, 30 days, older. */
+  ages: z.array(z.object({ age: z.enum(['day', 'week', 'month', 'older']), live: z.number(), ended: z.number() })),
+  retention: z.object({
+    /** Whether this host's worker applies retention at all. */
+    enabled: z.boolean(),
+    defaults: RetentionPolicySchema,
+    /** Workflows with a policy of their own (in force: over the defaults). */
+    workflows: z.array(z.object({ name: z.string(), policy: RetentionPolicySchema })),
+  }),
+  consumers: z.object({ count: z.number(), lowestCursor: z.number().nullable() }),
+});
+/** See {@link DatabaseInfoSchema}. */
+export type DatabaseInfoView = z.output<typeof DatabaseInfoSchema>;
+
+/** `database:check`: what `runnel check --json` prints. */
+export const CheckReportSchema = z.object({
+  file: z.string(),
+  ok: z.boolean(),
+  violations: z.array(
+    z.object({
+      kind: z.string(),
+      message: z.string(),
+      instanceId: z.number().optional(),
+      nodeId: z.string().optional(),
+      scheduleId: z.number().optional(),
+      historyId: z.number().optional(),
+    }),
+  ),
+  counts: z.object({ instances: z.number(), live: z.number(), schedule: z.number(), history: z.number(), walBytes: z.number(), walLimitBytes: z.number() }),
+  damageMarker: z.string().nullable(),
+  elapsedMs: z.number(),
+});
+
+/** `database:backup`: the source and the copy (absolute paths), the copy's size, and the time it took. */
+export const BackupResultSchema = z.object({ source: z.string(), dest: z.string(), bytes: z.number(), elapsedMs: z.number() });
+
+/** `database:vacuum`: pages given back, and the database's size before and after (pages × page size). */
+export const FreePagesSchema = z.object({ pagesFreed: z.number(), bytesBefore: z.number(), bytesAfter: z.number(), elapsedMs: z.number() });

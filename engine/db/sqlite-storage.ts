@@ -8,7 +8,8 @@
  */
 import { EngineError } from '../errors';
 import { databaseError } from './damage';
-import type { LeaseKeeper, ReadModel, StorageBackend, WriteQueries } from '../store/port';
+import type { LeaseKeeper, ReadModel, SqliteFileAccess, StorageBackend, WriteQueries } from '../store/port';
+import path from 'node:path';
 import fs from 'node:fs';
 import { isBusyError, openDatabase, WAL_SIZE_LIMIT_BYTES, type OpenOptions, type RunnelDb } from './open-database';
 import { createNodeQueries } from './queries/nodes';
@@ -123,10 +124,36 @@ export function sqliteStorage(db: RunnelDb, options: SqliteStorageOptions = {}):
     await t.stop();
   };
 
+  const AUTO_VACUUM = ['none', 'full', 'incremental'] as const;
+  const file: SqliteFileAccess | undefined =
+    db.file === ':memory:'
+      ? undefined
+      : {
+          path: path.resolve(db.file),
+          nativeBinding: options.nativeBinding,
+          stats: () => {
+            const size = (p: string): number => fs.statSync(p, { throwIfNoEntry: false })?.size ?? 0;
+            return {
+              bytes: size(db.file),
+              walBytes: size(`${db.file}-wal`),
+              pageSize: raw.pragma('page_size', { simple: true }) as number,
+              pageCount: raw.pragma('page_count', { simple: true }) as number,
+              freePages: raw.pragma('freelist_count', { simple: true }) as number,
+              autoVacuum: AUTO_VACUUM[raw.pragma('auto_vacuum', { simple: true }) as number] ?? 'none',
+            };
+          },
+          incrementalVacuum: (pages) =>
+            db.write(() => {
+              raw.pragma(`incremental_vacuum(${Math.max(1, Math.floor(pages))})`);
+              return raw.pragma('freelist_count', { simple: true }) as number;
+            }),
+        };
+
   return {
     db,
     location: db.file,
     readonly: db.readonly,
+    ...(file === undefined ? {} : { file }),
     write: async (fn) => {
       try {
         return await db.write(() => fn(queries));

@@ -32,6 +32,9 @@ import type { Tx } from './state-machine/tx';
 import { Worker, type WorkerOptions } from './worker';
 import { DEFAULT_RETENTION, DEFAULT_RETENTION_BATCH, keepAfter, mergeRetention, RetentionPass, runPrune, type PruneOptions, type PruneReport, type RetentionPolicy } from './retention';
 import { deleteInstance } from './state-machine/retention';
+import * as database from './database';
+import type { BackupResult } from '../db/backup';
+import type { CheckReport } from '../db/check';
 import type { PurgeCounts } from '../store/queries';
 
 export type { DeployResult, SavedWorkflow } from './workflows';
@@ -91,6 +94,8 @@ export class Engine {
   private readonly ctx: RuntimeContext;
   /** The default retention policy (EngineOptions.retention over {@link DEFAULT_RETENTION}). */
   readonly retention: RetentionPolicy;
+  /** Whether this engine's worker applies retention (false with `retention: false`). */
+  readonly retentionEnabled: boolean;
 
   constructor(storage: StorageBackend, options: Omit<EngineOptions, keyof SqliteStorageOptions | keyof PostgresStorageOptions> = {}) {
     this.storage = storage;
@@ -108,6 +113,7 @@ export class Engine {
     };
     const compiled = new Map<number, CompiledWorkflow>();
     this.retention = mergeRetention(DEFAULT_RETENTION, options.retention === false ? undefined : options.retention);
+    this.retentionEnabled = options.retention !== false;
     const retentionBatch = options.retentionBatchSize ?? DEFAULT_RETENTION_BATCH;
     const retentionPass =
       options.retention === false
@@ -347,6 +353,35 @@ export class Engine {
    *
    * @throws EngineError INVALID_INPUT, DATABASE_READONLY; storage errors (batches done stay done).
    */
+  /** The database's sizes, instances by age, retention and consumers (engine/runtime/database.ts). */
+  databaseInfo(): Promise<database.DatabaseInfo> {
+    return database.databaseInfo(this.storage, { now: this.clock.now(), retention: this.retention, retentionEnabled: this.retentionEnabled });
+  }
+
+  /**
+   * Backs the SQLite file up to `dest` while the worker runs, emitting `operation.progress` events.
+   *
+   * @throws EngineError INVALID_INPUT (PostgreSQL, an existing `dest` without `force`), as {@link database.backupFile}.
+   */
+  backup(dest: string, options: { force?: boolean } = {}): Promise<BackupResult> {
+    return database.backupFile(this.storage, dest, { force: options.force === true, progress: (p) => this.hub.emit([p]) });
+  }
+
+  /** Checks the SQLite file (integrity and the engine's invariants). @throws EngineError INVALID_INPUT on PostgreSQL. */
+  checkDatabase(): CheckReport {
+    return database.checkFile(this.storage);
+  }
+
+  /**
+   * Gives the SQLite file's free pages back, emitting `operation.progress` events.
+   *
+   * @throws EngineError INVALID_INPUT (PostgreSQL), INVALID_STATE (not auto_vacuum=INCREMENTAL), as {@link database.vacuumFile}.
+   */
+  vacuumFreePages(): Promise<database.FreePagesResult> {
+    this.assertWritable();
+    return database.vacuumFile(this.storage, (p) => this.hub.emit([p]));
+  }
+
   prune(options: PruneOptions = {}): Promise<PruneReport> {
     if (!options.dryRun) this.assertWritable();
     return runPrune(this.storage, { ...options, now: () => this.clock.now(), defaults: this.retention });

@@ -39,6 +39,12 @@ export type EngineEvent =
    * `Engine.watchExternalChanges`; never caused by this engine's own writes.
    */
   | { type: 'store.changed' }
+  /**
+   * A file operation started from the API (`database:backup`, `database:vacuum`) is `done` of
+   * about `total` units along (bytes written, or free pages given back); emitted every few hundred
+   * ms while it runs and once at its end.
+   */
+  | { type: 'operation.progress'; operation: 'backup' | 'vacuum'; done: number; total: number; unit: 'bytes' | 'pages' }
   | WorkerTurnEvent;
 
 /** A listener of {@link EngineEvent}s. Listeners must not throw; a throw is caught and logged. */

@@ -65,7 +65,7 @@ export function mergeRetention(base: RetentionPolicy, over: Partial<RetentionPol
 }
 
 /** A stored definition's retention over `defaults` (a definition that does not parse keeps the defaults). */
-function policyOf(dslJson: string, defaults: RetentionPolicy): RetentionPolicy {
+export function policyOf(dslJson: string, defaults: RetentionPolicy): RetentionPolicy {
   let raw: unknown;
   try {
     raw = (JSON.parse(dslJson) as { retention?: unknown }).retention;

@@ -195,6 +195,11 @@ export interface ReadModel {
   /** The highest instance id (0 when none). */
   maxInstanceId(): Promise<number>;
   /**
+   * Instances by age at `now` (epoch ms): live ones by the time since they were created, ended
+   * ones by the time since they ended (what retention reads). Always the four buckets, in order.
+   */
+  instanceAges(now: number): Promise<InstanceAgeRow[]>;
+  /**
    * The change feed: committed history events with id > `after`, oldest first, at most `limit`
    * (1–10,000), only those of workflow `workflow` (by name) when given. Only entries at or below
    * the feed's safe head are answered: no transaction still running can commit an entry below
@@ -226,6 +231,63 @@ export interface ReadModel {
   nextDue(): Promise<number | null>;
   /** Workflow versions with work: run, timer or compensation rows, or any row due at `now`. */
   workflowsWithWork(now: number): Promise<number[]>;
+}
+
+/** The age buckets of {@link ReadModel.instanceAges}: under a day, a week, 30 days, and older. */
+export const AGE_BUCKETS = ['day', 'week', 'month', 'older'] as const;
+
+/** Ages bounding {@link AGE_BUCKETS} (the last is open), ms. */
+export const AGE_BOUNDS_MS = [86_400_000, 7 * 86_400_000, 30 * 86_400_000] as const;
+
+/** One bucket of {@link ReadModel.instanceAges}. */
+export interface InstanceAgeRow {
+  age: (typeof AGE_BUCKETS)[number];
+  live: number;
+  ended: number;
+}
+
+/** Folds `(bucket index, live, ended)` rows into the four {@link AGE_BUCKETS} (absent ones zero). */
+export function toAgeRows(rows: readonly { bucket: number; live: number; ended: number }[]): InstanceAgeRow[] {
+  const out = AGE_BUCKETS.map((age) => ({ age, live: 0, ended: 0 }));
+  for (const r of rows) {
+    const b = out[Number(r.bucket)];
+    if (b) {
+      b.live += Number(r.live);
+      b.ended += Number(r.ended);
+    }
+  }
+  return out;
+}
+
+/** The SQL of the bucket of an instance row (parameters: the three bounds as epoch ms, newest first). */
+export const AGE_BUCKET_SQL = (p: [string, string, string]): string =>
+  `CASE WHEN coalesce(ended_at, created_at) >= ${p[0]} THEN 0 WHEN coalesce(ended_at, created_at) >= ${p[1]} THEN 1 WHEN coalesce(ended_at, created_at) >= ${p[2]} THEN 2 ELSE 3 END`;
+
+/** The size and settings of a SQLite file (see {@link SqliteFileAccess.stats}). */
+export interface SqliteFileStats {
+  /** The database file's and its WAL's sizes, bytes. */
+  bytes: number;
+  walBytes: number;
+  pageSize: number;
+  pageCount: number;
+  /** Pages free inside the file (given back by an incremental vacuum when `autoVacuum` is incremental). */
+  freePages: number;
+  autoVacuum: 'none' | 'full' | 'incremental';
+}
+
+/** What only a SQLite file has: its path and pages (absent on PostgreSQL). */
+export interface SqliteFileAccess {
+  /** The file, absolute. */
+  readonly path: string;
+  /** better-sqlite3's `nativeBinding` the file was opened with (the desktop app's addon), for helper connections. */
+  readonly nativeBinding?: string | undefined;
+  /** Sizes and page counts (cheap: file stats and header pragmas). */
+  stats(): SqliteFileStats;
+  /**
+   * Gives up to `pages` free pages back to the file system in one write transaction (`PRAGMA
+   * incremental_vacuum(n)`); resolves how many pages are still free after it.
+   */
+  incrementalVacuum(pages: number): Promise<number>;
 }
 
 /** How the database itself is doing (what `metrics:get` and the status bar show). */
@@ -278,6 +340,8 @@ export interface StorageBackend {
   keepLeases(o: { owner: string; leaseMs: number; stallMs: number }): LeaseKeeper;
   /** How the database itself is doing (cheap: no query). */
   health(): StorageHealth;
+  /** The SQLite file (absent on PostgreSQL). */
+  readonly file?: SqliteFileAccess;
   /** Hands `owner`'s leases on at once (a stopping worker): they expire at `now`. */
   releaseLeases(owner: string, now: number): Promise<void>;
   /** Background upkeep while the worker loop runs (SQLite: WAL checkpoints on a thread of their own). */

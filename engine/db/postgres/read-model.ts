@@ -12,7 +12,7 @@
  * counts beside it may therefore differ by a commit, as on SQLite between two reads.
  */
 import type { HistoryEvent, InstanceListItem } from '../../api/contract';
-import type { ApprovalRow, FeedReads, InstanceFilter, InstanceView, ReadModel } from '../../store/port';
+import { AGE_BOUNDS_MS, AGE_BUCKET_SQL, toAgeRows, type ApprovalRow, type FeedReads, type InstanceFilter, type InstanceView, type ReadModel } from '../../store/port';
 import type { Suspension } from '../../store/queries';
 import { START_INPUT_SQL } from '../queries/instances';
 import { toChildGroups, toChildResult, type ChildCountRow, type RawChildResult } from '../queries/children';
@@ -290,6 +290,14 @@ export function createPostgresReadModel(db: PgQueryable): Omit<ReadModel, FeedRe
       return { ids: ids.map((r) => r.id), total: count?.n ?? 0 };
     },
     maxInstanceId: async () => (await rowOf<{ id: number | null }>(db, `SELECT max(id) AS id FROM instance`))?.id ?? 0,
+    instanceAges: async (now) =>
+      toAgeRows(
+        await rowsOf<{ bucket: number; live: number; ended: number }>(
+          db,
+          `SELECT ${AGE_BUCKET_SQL(['$1', '$2', '$3'])} AS bucket, count(*) FILTER (WHERE ended_at IS NULL)::int AS live, count(*) FILTER (WHERE ended_at IS NOT NULL)::int AS ended FROM instance GROUP BY 1`,
+          [now - AGE_BOUNDS_MS[0], now - AGE_BOUNDS_MS[1], now - AGE_BOUNDS_MS[2]],
+        ),
+      ),
     history: async (id, afterId, limit): Promise<HistoryEvent[]> =>
       (
         await rowsOf<HistoryRow>(

@@ -9,7 +9,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { HistoryEvent, InstanceListItem } from '../../api/contract';
-import type { ApprovalRow, FeedReads, InstanceFilter, InstanceView, ReadModel, SeriesRow } from '../../store/port';
+import { AGE_BOUNDS_MS, AGE_BUCKET_SQL, toAgeRows, type ApprovalRow, type FeedReads, type InstanceFilter, type InstanceView, type ReadModel, type SeriesRow } from '../../store/port';
 import type { Suspension } from '../../store/queries';
 import { buildInstanceWhere, CURRENT_NODE_SQL } from './instance-filter';
 import { START_INPUT_SQL } from './instances';
@@ -146,6 +146,9 @@ export function createReadModel(db: Database.Database, workflows: SqliteWorkflow
       ORDER BY d.id DESC LIMIT ?`,
   );
   const maxId = db.prepare<[], { id: number | null }>(`SELECT max(id) AS id FROM instance`);
+  const ages = db.prepare<[{ day: number; week: number; month: number }], { bucket: number; live: number; ended: number }>(
+    `SELECT ${AGE_BUCKET_SQL(['@day', '@week', '@month'])} AS bucket, count(*) FILTER (WHERE ended_at IS NULL) AS live, count(*) FILTER (WHERE ended_at IS NOT NULL) AS ended FROM instance GROUP BY bucket`,
+  );
   const oldestIn = db.prepare<[string], { id: number | null }>(`SELECT min(id) AS id FROM instance WHERE status = ?`);
   const nextDue = db.prepare<[], { at: number | null }>(`SELECT min(next_run_at) AS at FROM schedule`);
   const withWork = db.prepare<[number], { id: number }>(
@@ -324,6 +327,7 @@ export function createReadModel(db: Database.Database, workflows: SqliteWorkflow
       return { ids, total };
     },
     maxInstanceId: async () => maxId.get()?.id ?? 0,
+    instanceAges: async (now) => toAgeRows(ages.all({ day: now - AGE_BOUNDS_MS[0], week: now - AGE_BOUNDS_MS[1], month: now - AGE_BOUNDS_MS[2] })),
     history: async (id, afterId, limit): Promise<HistoryEvent[]> =>
       history.all(id, afterId, limit).map((h) => ({ id: h.id, nodeId: h.node_id, type: h.type, at: h.at, attempt: h.attempt, actor: h.actor, data: parse(h.data_json) })),
     approvals: async (o) => approvals(o),

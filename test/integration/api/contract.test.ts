@@ -741,6 +741,15 @@ const badInputs: Record<Channel, { payload: unknown; field: string }[]> = {
     { payload: {}, field: 'consumer' },
     { payload: { consumer: ['export'] }, field: 'consumer' },
   ],
+  'database:info': [{ payload: { verbose: true }, field: 'verbose' }],
+  'database:check': [{ payload: { quick: true }, field: 'quick' }],
+  'database:backup': [
+    { payload: {}, field: 'dest' },
+    { payload: { dest: '   ' }, field: 'dest' },
+    { payload: { dest: 5 }, field: 'dest' },
+    { payload: { dest: 'copy.db', force: 'yes' }, field: 'force' },
+  ],
+  'database:vacuum': [{ payload: { full: true }, field: 'full' }],
 };
 
 describe('API contract: bad input on every channel', () => {
