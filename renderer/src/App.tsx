@@ -1,6 +1,6 @@
 /**
  * The app frame: header with the view tabs (`nav-designer`, `nav-instances`, `nav-approvals`
- * with its count `approvals-badge`, `nav-dashboard`), the workflow sidebar, the current view,
+ * with its count `approvals-badge`, `nav-dashboard`, `nav-database`), the workflow sidebar, the current view,
  * error toasts, the monitor's notices, the status bar, and what the page says when the host
  * cannot be used (ConnectionBanner), and the keyboard-shortcut help (`?`). The address follows
  * the view (navigation.ts).
@@ -21,6 +21,7 @@ import { VIEWS, type View } from './stores/ui-store';
 import { ApprovalsBadge } from './monitor/ApprovalsBadge';
 import { ApprovalsView } from './monitor/ApprovalsView';
 import { DashboardView } from './monitor/DashboardView';
+import { DatabaseView } from './views/DatabaseView';
 import { InstancesView } from './monitor/InstancesView';
 import { MonitorProvider } from './monitor/MonitorProvider';
 import { Notifications } from './monitor/Notifications';
@@ -30,6 +31,7 @@ const VIEW_LABELS: Record<View, string> = {
   instances: 'Instances',
   approvals: 'Approvals',
   dashboard: 'Dashboard',
+  database: 'Database',
 };
 
 function CurrentView({ view, files }: { view: View; files: FileAccess }) {
@@ -42,6 +44,8 @@ function CurrentView({ view, files }: { view: View; files: FileAccess }) {
       return <InstancesView />;
     case 'approvals':
       return <ApprovalsView />;
+    case 'database':
+      return <DatabaseView />;
   }
 }
 

@@ -45,6 +45,7 @@ export function currentRoute(app: AppStores, monitor: Pick<MonitorStores, 'list'
     }
     case 'approvals':
     case 'dashboard':
+    case 'database':
       return { view };
   }
 }
@@ -94,6 +95,8 @@ export function routeTitle(route: Route): string {
       return 'Approvals · Runnel';
     case 'dashboard':
       return 'Dashboard · Runnel';
+    case 'database':
+      return 'Database · Runnel';
   }
 }
 

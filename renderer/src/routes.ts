@@ -17,7 +17,7 @@
  * | `#/instances?paused` | the instance list, only paused instances (with `parent`: `?parent=<id>&paused`) |
  * | `#/instances/<id>` | instance id, its timeline tab |
  * | `#/instances/<id>/<tab>` | instance id, tab `timeline`, `history` or `variables` |
- * | `#/approvals`, `#/dashboard` | those views |
+ * | `#/approvals`, `#/dashboard`, `#/database` | those views |
  *
  * A workflow name is one path segment, percent-encoded (names may hold `/`, spaces, emoji). The
  * list's parent and paused filters stay in the address while an instance is open
@@ -35,7 +35,8 @@ export type Route =
   | { view: 'designer'; workflow?: string; version?: number }
   | { view: 'instances'; instance?: number; tab?: InstanceTab; parent?: number; paused?: true }
   | { view: 'approvals' }
-  | { view: 'dashboard' };
+  | { view: 'dashboard' }
+  | { view: 'database' };
 
 function positiveInt(text: string | undefined): number | undefined {
   if (text === undefined || !/^[1-9]\d{0,15}$/.test(text)) return undefined;
@@ -88,6 +89,7 @@ export function parseRoute(hash: string): Route | undefined {
     }
     case 'approvals':
     case 'dashboard':
+    case 'database':
       return a === undefined ? { view } : undefined;
     default:
       return undefined;
@@ -114,6 +116,7 @@ export function formatRoute(route: Route): string {
     }
     case 'approvals':
     case 'dashboard':
+    case 'database':
       return `#/${route.view}`;
   }
 }

@@ -7,10 +7,10 @@
 import { createStore, type StoreApi } from 'zustand/vanilla';
 
 /** The app's views. */
-export type View = 'designer' | 'instances' | 'approvals' | 'dashboard';
+export type View = 'designer' | 'instances' | 'approvals' | 'dashboard' | 'database';
 
 /** Every view, in tab order. */
-export const VIEWS: readonly View[] = ['designer', 'instances', 'approvals', 'dashboard'];
+export const VIEWS: readonly View[] = ['designer', 'instances', 'approvals', 'dashboard', 'database'];
 
 /** One error toast: a failed call's code and message. */
 export interface Toast {

@@ -20,6 +20,7 @@ describe('routes', () => {
     [{ view: 'instances', instance: 42, parent: 7, paused: true }, '#/instances/42?parent=7&paused'],
     [{ view: 'approvals' }, '#/approvals'],
     [{ view: 'dashboard' }, '#/dashboard'],
+    [{ view: 'database' }, '#/database'],
   ];
 
   it('writes each route as its address, and reads it back', () => {
