@@ -163,9 +163,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const bodyLimit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
   const rendererDir = path.resolve(options.rendererDir ?? DEFAULT_RENDERER_DIR);
   const hasRenderer = fs.existsSync(path.join(rendererDir, 'index.html'));
-  const handlers = createHandlers(engine);
   const clients = new Set<StreamClient>();
   const metrics = new EngineMetrics(engine);
+  const handlers = createHandlers(engine, { metrics });
   let port = 0;
 
   const stopEvents = batchEngineEvents(

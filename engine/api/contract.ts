@@ -59,6 +59,7 @@ import {
   CheckReportSchema,
   DatabaseInfoSchema,
   FreePagesSchema,
+  RuntimeMetricsSchema,
   ChangeConsumerSchema,
   ChangeEntrySchema,
   HistoryEventSchema,
@@ -357,6 +358,12 @@ export const contract = {
   'metrics:get': { input: nothing, output: MetricsSchema },
   /** How the database itself is doing (cheap: the status bar polls it): the WAL's size and bound. */
   'storage:health': { input: nothing, output: StorageHealthSchema },
+  /**
+   * This host's own counters and histograms since it started — loop turns and commits, attempts
+   * by node type and outcome, failures by error code, attempt duration and due→committed latency
+   * by node type — the numbers `GET /metrics` serves, in brief, for the Dashboard.
+   */
+  'metrics:runtime': { input: nothing, output: RuntimeMetricsSchema },
   /**
    * The Approvals inbox: approval nodes WAITING for a person, the longest-waiting first, with
    * their prompt, assignee, form and since when; `total` counts them all.

@@ -12,6 +12,7 @@ import { exportWorkflow, parseWorkflowText, validateWorkflow } from '../dsl';
 import { describeValueProblem, findValueProblem, formatValuePath } from '../dsl/value-limits';
 import type { Engine } from '../runtime/engine';
 import { ackChanges, forgetConsumer, readChanges } from '../runtime/change-feed';
+import { EngineMetrics } from '../runtime/metrics';
 import {
   contract,
   err,
@@ -35,14 +36,17 @@ function fileBase(name: string): string {
 }
 
 /**
- * The contract's handler map over `engine`.
+ * The contract's handler map over `engine`; `metrics` are the host's (what it serves at `GET
+ * /metrics`), else ones of their own, counting from now.
  *
  * Reads go through the engine's read model; actions through its write path (the state machine)
  * and answer with the instance's state after the change, so a UI can chain `expectedVersion`.
  * Handlers throw EngineErrors (NOT_FOUND, INVALID_STATE, CONFLICT, …); `dispatch` makes them data.
  */
-export function createHandlers(engine: Engine): Handlers {
+export function createHandlers(engine: Engine, options: { metrics?: EngineMetrics } = {}): Handlers {
   const stateOf = (id: number): Promise<InstanceState> => engine.instanceState(id);
+  // The host's metrics (it serves the same ones at GET /metrics), or ones of these handlers' own.
+  const metrics = options.metrics ?? new EngineMetrics(engine);
 
   return {
     'workflow:list': async () => engine.listWorkflows(),
@@ -174,6 +178,8 @@ export function createHandlers(engine: Engine): Handlers {
     'metrics:get': async () => ({ ...(await engine.metrics()), oldestWaiting: await engine.oldestWaiting(), storage: engine.storage.health() }),
 
     'storage:health': async () => engine.storage.health(),
+
+    'metrics:runtime': async () => metrics.summary(),
 
     'changes:read': async ({ after, limit, workflow, consumer }) => readChanges(engine.storage, { after, limit, workflow, consumer }),
 

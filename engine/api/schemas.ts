@@ -422,3 +422,20 @@ export const BackupResultSchema = z.object({ source: z.string(), dest: z.string(
 
 /** `database:vacuum`: pages given back, and the database's size before and after (pages × page size). */
 export const FreePagesSchema = z.object({ pagesFreed: z.number(), bytesBefore: z.number(), bytesAfter: z.number(), elapsedMs: z.number() });
+
+/** A histogram in brief: observations, mean, and the bucket bounds (ms) holding P50 and P99; null when none was observed. */
+const HistogramSummarySchema = z.object({ count: z.number(), meanMs: z.number().nullable(), p50Ms: z.number().nullable(), p99Ms: z.number().nullable() });
+
+/** `metrics:runtime`: this host's counters and histograms since it started (what `GET /metrics` serves, in brief). */
+export const RuntimeMetricsSchema = z.object({
+  turns: HistogramSummarySchema,
+  commits: HistogramSummarySchema,
+  claimed: z.number(),
+  started: z.array(z.object({ workflow: z.string(), count: z.number() })),
+  attempts: z.array(z.object({ type: z.string(), outcome: z.string(), count: z.number() })),
+  failures: z.array(z.object({ type: z.string(), code: z.string(), count: z.number() })),
+  nodeDuration: z.array(HistogramSummarySchema.extend({ type: z.string() })),
+  dueToCommitted: z.array(HistogramSummarySchema.extend({ type: z.string() })),
+});
+/** See {@link RuntimeMetricsSchema}. */
+export type RuntimeMetricsView = z.output<typeof RuntimeMetricsSchema>;

@@ -54,6 +54,49 @@ function outcomeLabel(o: Outcome): string {
   }
 }
 
+/** One value of prom-client's `getMetricsAsJSON()`. */
+interface MetricValue {
+  value: number;
+  labels: Record<string, string | number>;
+  metricName?: string;
+}
+
+/** A histogram in brief: observations, mean, and the bucket bounds holding P50 and P99, ms (null: none observed). */
+export interface HistogramSummary {
+  count: number;
+  meanMs: number | null;
+  p50Ms: number | null;
+  p99Ms: number | null;
+}
+
+/** What {@link EngineMetrics.summary} answers: this process's counters and histograms since it started. */
+export interface RuntimeMetrics {
+  /** Worker loop turns and their write transactions. */
+  turns: HistogramSummary;
+  commits: HistogramSummary;
+  /** Steps claimed or started at once. */
+  claimed: number;
+  /** Instances started, by workflow; attempt ends by node type and outcome; failures by node type and error code (most first). */
+  started: { workflow: string; count: number }[];
+  attempts: { type: string; outcome: string; count: number }[];
+  failures: { type: string; code: string; count: number }[];
+  /** Attempt duration and due→committed latency, by node type. */
+  nodeDuration: ({ type: string } & HistogramSummary)[];
+  dueToCommitted: ({ type: string } & HistogramSummary)[];
+}
+
+/** Count, mean and bucket-bound percentiles (ms) of one histogram series (cumulative buckets, seconds). */
+function summarize(s: { buckets: { le: number; cumulative: number }[]; sum: number; count: number }): HistogramSummary {
+  if (s.count === 0) return { count: 0, meanMs: null, p50Ms: null, p99Ms: null };
+  const finite = s.buckets.filter((b) => Number.isFinite(b.le));
+  const at = (q: number): number => {
+    const b = s.buckets.find((x) => x.cumulative >= q * s.count);
+    const le = b === undefined || !Number.isFinite(b.le) ? (finite[finite.length - 1]?.le ?? 0) : b.le;
+    return Math.round(le * 1e6) / 1e3;
+  };
+  return { count: s.count, meanMs: Math.round((s.sum / s.count) * 1e6) / 1e3, p50Ms: at(0.5), p99Ms: at(0.99) };
+}
+
 /** What one node type's attempts update: its series, looked up once per type. */
 interface PerType {
   duration: HistogramSeries;
@@ -222,6 +265,49 @@ export class EngineMetrics {
    */
   text(): Promise<string> {
     return this.registry.metrics();
+  }
+
+  /**
+   * The same numbers as {@link text}, for the Dashboard: read from this registry
+   * (`getMetricsAsJSON`), counters summed per label, histograms as their count, mean and the
+   * upper bounds of the buckets holding the 50th and 99th percentile (ms; null without an
+   * observation, the highest bound when beyond it). The instance counts and the WAL are left out:
+   * `metrics:get` has them.
+   *
+   * @throws EngineError what the read model throws.
+   */
+  async summary(): Promise<RuntimeMetrics> {
+    const all = await this.registry.getMetricsAsJSON();
+    const byName = new Map(all.map((m) => [m.name, m.values as unknown as MetricValue[]]));
+    const counter = (name: string, labels: readonly string[]) =>
+      (byName.get(name) ?? [])
+        .filter((v) => v.value > 0)
+        .map((v) => ({ ...Object.fromEntries(labels.map((l) => [l, String(v.labels[l] ?? '')])), count: v.value }))
+        .sort((a, b) => b.count - a.count);
+    const histograms = (name: string, label?: string): (HistogramSummary & { label: string })[] => {
+      const series = new Map<string, { buckets: { le: number; cumulative: number }[]; sum: number; count: number }>();
+      for (const v of byName.get(name) ?? []) {
+        const key = label === undefined ? '' : String(v.labels[label] ?? '');
+        let s = series.get(key);
+        if (!s) series.set(key, (s = { buckets: [], sum: 0, count: 0 }));
+        if (v.metricName === `${name}_bucket`) s.buckets.push({ le: v.labels.le === '+Inf' ? Infinity : Number(v.labels.le), cumulative: v.value });
+        else if (v.metricName === `${name}_sum`) s.sum = v.value;
+        else if (v.metricName === `${name}_count`) s.count = v.value;
+      }
+      return [...series].map(([key, s]) => ({ label: key, ...summarize(s) }));
+    };
+    const one = (name: string): HistogramSummary => histograms(name)[0] ?? { count: 0, meanMs: null, p50Ms: null, p99Ms: null };
+    const typed = (name: string) => histograms(name, 'type').filter((h) => h.count > 0).map(({ label, ...h }) => ({ type: label, ...h }));
+    return {
+      turns: one('runnel_worker_turn_seconds'),
+      commits: one('runnel_worker_commit_seconds'),
+      claimed: (byName.get('runnel_worker_claimed_total') ?? []).reduce((a, v) => a + v.value, 0),
+      started: counter('runnel_instances_started_total', ['workflow']) as RuntimeMetrics['started'],
+      attempts: counter('runnel_node_attempts_total', ['type', 'outcome']) as RuntimeMetrics['attempts'],
+      failures: counter('runnel_node_failures_total', ['type', 'code']) as RuntimeMetrics['failures'],
+      nodeDuration: typed('runnel_node_duration_seconds'),
+      dueToCommitted: typed('runnel_due_to_committed_seconds'),
+    };
   }
 
   /** Stops listening to the engine (the registry keeps what it counted). */

@@ -9,7 +9,9 @@
  * `dash-total`, `chart-throughput`, `chart-latency`, `dash-queue`, `dash-oldest-waiting`
  * (`data-id`), `dash-oldest-open`, `dash-needs-person` (`data-count`: suspended + approvals),
  * `dash-needs-suspended`, `dash-needs-approvals`, `dash-workflows`, `dash-workflow-<name>`, `dash-dead-letters`,
- * `dash-dead-letter-<id>`, `dash-dead-letter-open-<id>`.
+ * `dash-dead-letter-<id>`, `dash-dead-letter-open-<id>`, `dash-runtime` (this host's worker:
+ * `dash-runtime-turns`, `dash-runtime-claimed` with `data-count`, `dash-runtime-failures`,
+ * `dash-runtime-type-<type>` with `data-count`).
  */
 import './monitor.css';
 import { useEffect } from 'react';
@@ -44,11 +46,16 @@ function parseError(json: unknown): string {
   }
 }
 
+/** A loop turn or commit time: sub-millisecond ones with their decimals (`0.25 ms`), longer ones as formatDuration. */
+const short = (ms: number | null | undefined): string =>
+  ms === null || ms === undefined ? '—' : ms < 10 ? `${ms.toFixed(ms < 1 ? 2 : 1)} ms` : formatDuration(ms);
+
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
 /** See the module comment. */
 export function DashboardView() {
   const metrics = useDashboard((s) => s.metrics);
+  const runtime = useDashboard((s) => s.runtime);
   const series = useDashboard((s) => s.series);
   const bucketMs = useDashboard((s) => s.bucketMs);
   const range = useDashboard((s) => s.range);
@@ -294,6 +301,62 @@ export function DashboardView() {
             No instances yet: start one from Instances, or run <code>npx runnel demo</code>.
           </p>
         ) : null}
+      </section>
+
+      <section className="card" data-testid="dash-runtime">
+        <header>
+          <h3>This host&apos;s worker</h3>
+          <span className="muted">since it started: the numbers GET /metrics serves (percentiles are bucket bounds)</span>
+        </header>
+        {runtime === undefined || runtime.turns.count === 0 ? (
+          <p className="muted">No loop turn yet.</p>
+        ) : (
+          <div className="dash-grid">
+            <dl className="facts">
+              <dt>loop turns</dt>
+              <dd data-testid="dash-runtime-turns" data-count={runtime.turns.count}>
+                {formatCount(runtime.turns.count)} · P50 ≤ {short(runtime.turns.p50Ms)} · P99 ≤ {short(runtime.turns.p99Ms)}
+              </dd>
+              <dt>commits</dt>
+              <dd data-testid="dash-runtime-commits">
+                P50 ≤ {short(runtime.commits.p50Ms)} · P99 ≤ {short(runtime.commits.p99Ms)}
+              </dd>
+              <dt>steps claimed</dt>
+              <dd data-testid="dash-runtime-claimed" data-count={runtime.claimed}>
+                {formatCount(runtime.claimed)}
+              </dd>
+              <dt>failures</dt>
+              <dd data-testid="dash-runtime-failures">
+                {runtime.failures.length === 0
+                  ? 'none'
+                  : runtime.failures
+                      .slice(0, 5)
+                      .map((f) => `${f.code} ×${formatCount(f.count)} (${f.type})`)
+                      .join(', ')}
+              </dd>
+            </dl>
+            <table className="dash-table" data-testid="dash-runtime-types">
+              <thead>
+                <tr>
+                  <th>Node type</th>
+                  <th className="num">Attempts</th>
+                  <th className="num">Duration P99 ≤</th>
+                  <th className="num">Due→committed P99 ≤</th>
+                </tr>
+              </thead>
+              <tbody>
+                {runtime.nodeDuration.map((d) => (
+                  <tr key={d.type} data-testid={`dash-runtime-type-${d.type}`} data-count={d.count}>
+                    <td>{d.type}</td>
+                    <td className="num">{formatCount(d.count)}</td>
+                    <td className="num">{short(d.p99Ms)}</td>
+                    <td className="num">{short(runtime.dueToCommitted.find((l) => l.type === d.type)?.p99Ms)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
       </section>
 
       <section className="card">

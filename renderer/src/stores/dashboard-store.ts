@@ -1,12 +1,13 @@
 /**
  * The Dashboard's data: `metrics:get` (counts by status, queue, durations and failure rates per
- * workflow, dead letters, the oldest waiting instance) and `metrics:series` (throughput and
- * P50/P99 over time) for the chosen range. The view polls `load` while it is shown.
+ * workflow, dead letters, the oldest waiting instance), `metrics:series` (throughput and
+ * P50/P99 over time) for the chosen range, and `metrics:runtime` (this host's worker: the
+ * numbers GET /metrics serves). The view polls `load` while it is shown.
  *
  * A store creator apart from hooks: tests pass a fake `invoke`.
  */
 import { createStore, type StoreApi } from 'zustand/vanilla';
-import type { Metrics, SeriesPoint } from '../../../engine/api/contract';
+import type { Metrics, RuntimeMetricsView, SeriesPoint } from '../../../engine/api/contract';
 import type { ApiClient } from '../api/client';
 import type { LoadStatus } from './workflows-store';
 
@@ -23,6 +24,8 @@ export type RangeKey = keyof typeof RANGES;
 /** State and actions of the dashboard store. */
 export interface DashboardState {
   metrics: Metrics | undefined;
+  /** This host's worker since it started (`metrics:runtime`: what GET /metrics serves); undefined until read. */
+  runtime: RuntimeMetricsView | undefined;
   series: SeriesPoint[];
   bucketMs: number;
   range: RangeKey;
@@ -40,6 +43,7 @@ export function createDashboardStore(
   let seq = 0;
   return createStore<DashboardState>()((set, get) => ({
     metrics: undefined,
+    runtime: undefined,
     series: [],
     bucketMs: RANGES['1h'].bucketMs,
     range: '1h',
@@ -50,16 +54,17 @@ export function createDashboardStore(
       set((s) => ({ status: s.metrics === undefined ? 'loading' : s.status }));
       const end = now();
       const from = Math.floor((end - spanMs) / bucketMs) * bucketMs + bucketMs;
-      const [m, series] = await Promise.all([
+      const [m, series, runtime] = await Promise.all([
         api.invoke('metrics:get'),
         api.invoke('metrics:series', { from, to: end, bucketMs }),
+        api.invoke('metrics:runtime'),
       ]);
       if (mine !== seq) return;
       if (!m.ok) {
         set({ status: 'error' });
         return;
       }
-      set({ metrics: m.value, series: series.ok ? series.value.points : [], bucketMs, status: 'ready' });
+      set((s) => ({ metrics: m.value, series: series.ok ? series.value.points : [], runtime: runtime.ok ? runtime.value : s.runtime, bucketMs, status: 'ready' }));
     },
     setRange(range) {
       set({ range });

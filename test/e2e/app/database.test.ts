@@ -3,6 +3,7 @@
 // `#/database`; a backup to a path on the host writes a copy that opens (a second one to the same
 // path is refused until "replace" is ticked), the check says the file is sound, and giving free
 // pages back empties the freelist — each with its progress bar at the end and its outcome shown.
+// The Dashboard's card of the host's worker shows the numbers GET /metrics serves.
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -97,5 +98,17 @@ describe('the Database view', () => {
     await waitUntil(() => page.getByTestId('db-free-pages').getAttribute('data-count'), (n) => n === '0', 'no free page left');
     expect(fs.existsSync(dest)).toBe(true);
     expect(app.errors).toEqual([]);
+  });
+
+  it("the Dashboard shows the host worker's own numbers, the ones GET /metrics serves", async () => {
+    const { page } = app;
+    await page.getByTestId('nav-dashboard').click();
+    await waitUntil(() => page.getByTestId('dash-runtime-claimed').getAttribute('data-count', { timeout: 500 }), (n) => n === String(RUNS), 'the steps claimed');
+    expect(await page.getByTestId('dash-runtime-type-pass').getAttribute('data-count')).toBe(String(RUNS));
+    expect(Number(await page.getByTestId('dash-runtime-turns').getAttribute('data-count'))).toBeGreaterThan(0);
+    await waitText(page.getByTestId('dash-runtime-failures'), 'none');
+    // the same count in the Prometheus text
+    const res = await fetch(`http://127.0.0.1:${app.server.port}/metrics`, { headers: { Authorization: `Bearer ${app.server.token}` } });
+    expect(await res.text()).toContain(`runnel_node_attempts_total{type="pass",outcome="completed"} ${RUNS}`);
   });
 });

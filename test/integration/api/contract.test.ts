@@ -742,6 +742,7 @@ const badInputs: Record<Channel, { payload: unknown; field: string }[]> = {
     { payload: { consumer: ['export'] }, field: 'consumer' },
   ],
   'database:info': [{ payload: { verbose: true }, field: 'verbose' }],
+  'metrics:runtime': [{ payload: { reset: true }, field: 'reset' }],
   'database:check': [{ payload: { quick: true }, field: 'quick' }],
   'database:backup': [
     { payload: {}, field: 'dest' },

@@ -89,11 +89,41 @@ describe('engine metrics', () => {
     expect(sample(text, 'runnel_wal_limit_bytes')).toBe(64 * 1024 * 1024);
     expect(sample(text, 'runnel_wal_bytes')).toBe(fs.statSync(`${file}-wal`).size);
 
+    // and: the summary the Dashboard reads (metrics:runtime) says the same, from the same registry
+    const brief = await metrics.summary();
+    expect(brief.started).toEqual([{ workflow: 'm', count: 5 }]);
+    expect(brief.attempts).toEqual(
+      expect.arrayContaining([
+        { type: 'flaky', outcome: 'retried', count: 10 },
+        { type: 'flaky', outcome: 'completed', count: 5 },
+        { type: 'pass', outcome: 'completed', count: 5 },
+        { type: 'delay', outcome: 'timer', count: 5 },
+        { type: 'delay', outcome: 'completed', count: 5 },
+      ]),
+    );
+    expect(brief.attempts).toHaveLength(5);
+    // most first
+    expect(brief.attempts[0]).toEqual({ type: 'flaky', outcome: 'retried', count: 10 });
+    expect(brief.failures).toEqual([{ type: 'flaky', code: 'HANDLER_ERROR', count: 10 }]);
+    expect(brief.claimed).toBe(30);
+    expect(brief.turns.count).toBe(turns);
+    expect(brief.commits.count).toBe(turns);
+    const flaky = brief.nodeDuration.find((h) => h.type === 'flaky');
+    expect(flaky?.count).toBe(15);
+    // percentiles are bucket bounds (ms), P50 ≤ P99, and the mean is the histogram's sum / count
+    const sum = sample(text, 'runnel_node_duration_seconds_sum{type="flaky"}') ?? NaN;
+    expect(flaky?.meanMs).toBeCloseTo((sum / 15) * 1000, 2);
+    expect([1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 30_000, 60_000, 300_000]).toContain(flaky?.p99Ms);
+    expect(flaky?.p50Ms ?? Infinity).toBeLessThanOrEqual(flaky?.p99Ms ?? -1);
+    expect(brief.dueToCommitted.find((h) => h.type === 'delay')?.count).toBe(10);
+
     // and: the other engine counted nothing, and prom-client's global registry holds none of it
     const otherText = await otherMetrics.text();
     expect(otherText).not.toMatch(/^runnel_node_attempts_total\{/m);
     expect(sample(otherText, 'runnel_worker_turn_seconds_count')).toBe(0);
     expect(await register.metrics()).not.toContain('runnel_');
+    const empty = await otherMetrics.summary();
+    expect(empty).toMatchObject({ claimed: 0, attempts: [], failures: [], started: [], turns: { count: 0, meanMs: null, p50Ms: null, p99Ms: null } });
   });
 });
 

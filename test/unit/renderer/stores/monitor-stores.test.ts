@@ -501,6 +501,17 @@ describe('dashboard store', () => {
         }),
       'metrics:series': (input) =>
         ok({ from: input.from, to: input.to, bucketMs: input.bucketMs, points: [] }),
+      'metrics:runtime': () =>
+        ok({
+          turns: { count: 4, meanMs: 0.3, p50Ms: 0.25, p99Ms: 1 },
+          commits: { count: 4, meanMs: 0.2, p50Ms: 0.25, p99Ms: 0.5 },
+          claimed: 7,
+          started: [],
+          attempts: [],
+          failures: [],
+          nodeDuration: [],
+          dueToCommitted: [],
+        }),
     });
     const s = createDashboardStore(f.api, { now: () => 10 * 3_600_000 + 30_000 });
     await s.getState().load();
@@ -513,6 +524,9 @@ describe('dashboard store', () => {
     await vi.waitFor(() => expect(f.called('metrics:series')).toHaveLength(2));
     expect(f.called('metrics:series')[1]).toMatchObject({ bucketMs: 15 * 60_000 });
     expect(s.getState().metrics?.counts).toEqual({ COMPLETED: 3 });
+    // and the host's own worker numbers (metrics:runtime) beside them
+    expect(f.called('metrics:runtime')).toHaveLength(2);
+    expect(s.getState().runtime).toMatchObject({ claimed: 7, turns: { count: 4, p99Ms: 1 } });
   });
 });
 
