@@ -14,7 +14,7 @@ import { defineConfig } from 'vitest/config';
  * points), lease renewal across worker processes, a second engine on the same database
  * (external changes), the API contract and its nesting and __proto__ rules, deadlines, eager
  * dispatch, instance input and retry, incidents, error edges, idle, concurrency, templates,
- * the change feed (its reads and consumers, and `runnel changes --follow --consumer` across SIGKILL),
+ * the change feed (its reads and consumers, `runnel changes --follow --consumer` across SIGKILL, and the browser host's stream of it),
  * names, faults, worker stop, the script pool, the browser host's security, and the switch
  * itself. Cost, measured 2026-12-02 on the 2 shared cores: 182 s wall for this project alone
  * (25 files, 302 s of tests over the two forks; crash recovery 80 s and handed-cases-processes 64 s
@@ -71,6 +71,7 @@ const PG_CONFORMANCE = [
   'test/integration/runtime/rules-pinned.test.ts',
   'test/integration/runtime/templates.test.ts',
   'test/integration/runtime/worker-stop.test.ts',
+  'test/integration/server/changes-stream.test.ts',
   'test/integration/server/security.test.ts',
 ];
 
