@@ -15,7 +15,7 @@
  *   every `pollMs` (other processes' commits); `: ping` comments every 15 s keep proxies from
  *   closing an idle stream.
  * - Bad input (a cursor that is not a whole number, a bad name) answers the channel's typed error
- *   with HTTP 400 before the stream opens; a read that fails later ends the stream with an
+ *   with HTTP 400 before the stream opens (any other error of the first read: 503); a read that fails later ends the stream with an
  *   `event: error` message holding the error (EventSource reconnects after `retry`, resuming from
  *   the last id it received). PostgreSQL's DATABASE_BUSY (the feed's lock waited too long) is
  *   read again instead.
@@ -66,7 +66,7 @@ export async function serveChanges(c: Context, o: ChangesStreamOptions): Promise
   for (const k of Object.keys(input)) if (input[k] === undefined) delete input[k];
   // The first page is read before the stream opens: bad input is refused as a plain answer.
   const first = (await dispatch(o.handlers, 'changes:read', input)) as Result<Output<'changes:read'>>;
-  if (!first.ok) return c.json(first, 400);
+  if (!first.ok) return c.json(first, first.error.code === 'INVALID_INPUT' || first.error.code === 'BAD_REQUEST' ? 400 : 503);
   const consumer = input.consumer as string | undefined;
   const workflow = input.workflow as string | undefined;
   const limit = input.limit as number;
