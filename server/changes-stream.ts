@@ -81,8 +81,12 @@ export async function serveChanges(c: Context, o: ChangesStreamOptions): Promise
     };
     const untrack = o.track(end);
     stream.onAbort(end);
-    // Engine events of this process wake an idle stream at once.
-    const unlisten = o.engine.on(() => wake());
+    // Engine events of this process wake an idle stream at once; one during a read makes the next read come at once.
+    let dirty = false;
+    const unlisten = o.engine.on(() => {
+      dirty = true;
+      wake();
+    });
     const ping = setInterval(() => void stream.write(': ping\n\n').catch(end), 15_000);
     let page: Output<'changes:read'> = first.value;
     let acked = -1;
@@ -98,7 +102,7 @@ export async function serveChanges(c: Context, o: ChangesStreamOptions): Promise
           if (!ack.ok) throw ack.error;
           acked = ack.value.cursor;
         }
-        if (page.entries.length < limit) {
+        if (page.entries.length < limit && open && !dirty) {
           // Caught up: wait for an engine event or the poll, whichever comes first.
           await new Promise<void>((resolve) => {
             const timer = setTimeout(resolve, pollMs);
@@ -110,6 +114,7 @@ export async function serveChanges(c: Context, o: ChangesStreamOptions): Promise
           wake = () => undefined;
         }
         if (!open) break;
+        dirty = false;
         const next = (await dispatch(o.handlers, 'changes:read', {
           after: page.cursor,
           limit,
