@@ -14,7 +14,7 @@ import { defineConfig } from 'vitest/config';
  * points), lease renewal across worker processes, a second engine on the same database
  * (external changes), the API contract and its nesting and __proto__ rules, the Database view's channels, deadlines, eager
  * dispatch, instance input and retry, incidents, error edges, idle, concurrency, templates,
- * the change feed (its reads and consumers, and `runnel changes --follow --consumer` across SIGKILL),
+ * the change feed (its reads and consumers, `runnel changes --follow --consumer` across SIGKILL, and the browser host's stream of it, examples/changes-to-postgres.ts across SIGKILL),
  * names, faults, worker stop, the script pool, the browser host's security, and the switch
  * itself. Cost, measured 2026-12-02 on the 2 shared cores: 182 s wall for this project alone
  * (25 files, 302 s of tests over the two forks; crash recovery 80 s and handed-cases-processes 64 s
@@ -29,7 +29,7 @@ import { defineConfig } from 'vitest/config';
  *   definition by hand), start-lease (reads the file from a fault point), missing-node-type,
  *   monitor-list (inserts 100,000 rows through better-sqlite3).
  * - Take a file path, in this process or in child processes (the CLI, `runnel serve`, workers):
- *   cli/*, examples/*, nodes/non-ascii-ids, multi-worker (db/postgres has its PostgreSQL twin),
+ *   cli/*, examples/* (but changes-to-postgres), nodes/non-ascii-ids, multi-worker (db/postgres has its PostgreSQL twin),
  *   repeated-transactions, server/regex-responsiveness, server/runaway-script. To join: a location from `tempLocation()` instead of the path.
  * - No database at all: nodes/http, nodes/thread-pool, scripts/*; and postgres/*, PostgreSQL's
  *   own tests, which run in `integration` (but for backend-switch).
@@ -42,6 +42,7 @@ const PG_CONFORMANCE = [
   'test/integration/api/nesting.test.ts',
   'test/integration/api/prototype-keys.test.ts',
   'test/integration/dsl/names.test.ts',
+  'test/integration/examples/changes-to-postgres.test.ts',
   'test/integration/nodes/script-pool.test.ts',
   'test/integration/runtime/change-feed.test.ts',
   'test/integration/runtime/change-feed-crash.test.ts',
@@ -72,6 +73,7 @@ const PG_CONFORMANCE = [
   'test/integration/runtime/rules-pinned.test.ts',
   'test/integration/runtime/templates.test.ts',
   'test/integration/runtime/worker-stop.test.ts',
+  'test/integration/server/changes-stream.test.ts',
   'test/integration/server/security.test.ts',
 ];
 

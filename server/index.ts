@@ -7,13 +7,16 @@
  *   `Result` as JSON, HTTP 200 for values and typed errors alike;
  * - `GET /api/events?token=…` → `text/event-stream`; each message's `data` is one `EventBatch`
  *   (JSON), its `id` the batch's `seq`; `: ping` comments keep the stream alive;
+ * - `GET /api/changes?token=…[&after=N][&workflow=W][&consumer=NAME]` → the change feed as
+ *   `text/event-stream`, one message per entry with `id: <cursor>`, resuming after
+ *   `Last-Event-ID` (./changes-stream.ts);
  * - `GET /api/health` → `{ ok: true, value: { status: 'ok' } }`;
  * - `GET /metrics` → the engine's Prometheus metrics (text format 0.0.4, engine/runtime/metrics.ts),
  *   under the same token rule as `/api` (header only); 503 with the error as a comment when the
  *   database cannot be read;
  * - every `/api` call carries the per-run token: `Authorization: Bearer <token>` or
  *   `x-runnel-token: <token>` (and `?token=` for the event stream only, since EventSource cannot
- *   set headers). The renderer reads it from its page URL's `?token=`.
+ *   set headers; the change feed's stream too). The renderer reads it from its page URL's `?token=`.
  *
  * Refusals, each with a `Result` body: 401 UNAUTHORIZED (token), 403 FORBIDDEN (a Host other than
  * `127.0.0.1:<port>` / `localhost:<port>`: DNS rebinding; an Origin other than the served one:
@@ -33,6 +36,7 @@ import { EngineMetrics, type Engine } from '../engine/api';
 import { err, type ApiErrorCode, type EventBatch, type Result } from '../engine/api/contract';
 import { batchEngineEvents } from '../engine/api/event-batcher';
 import { createHandlers, dispatch, type DispatchOptions } from '../engine/api/handlers';
+import { serveChanges } from './changes-stream';
 
 /** The only address the host binds to. */
 export const HOST = '127.0.0.1';
@@ -61,6 +65,8 @@ export interface ServerOptions {
   eventIntervalMs?: number;
   /** How often to check the file for changes made by another process, ms (default 500). */
   externalPollMs?: number;
+  /** Least often an idle `GET /api/changes` stream reads the feed again, ms (default 250). */
+  changesPollMs?: number;
   /** More origins allowed to call the API (e.g. a Vite dev server's `http://localhost:5173`). */
   allowedOrigins?: readonly string[];
   /** Passed to `dispatch` (output validation, logging). */
@@ -164,6 +170,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const rendererDir = path.resolve(options.rendererDir ?? DEFAULT_RENDERER_DIR);
   const hasRenderer = fs.existsSync(path.join(rendererDir, 'index.html'));
   const clients = new Set<StreamClient>();
+  const feedStreams = new Set<() => void>();
   const metrics = new EngineMetrics(engine);
   const handlers = createHandlers(engine, { metrics });
   let port = 0;
@@ -222,7 +229,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const requireToken = async (c: Context, next: () => Promise<void>) => {
     const authorization = c.req.header('authorization');
     const header = c.req.header('x-runnel-token');
-    const query = c.req.path === '/api/events' && c.req.method === 'GET' ? c.req.query('token') : undefined;
+    const query = (c.req.path === '/api/events' || c.req.path === '/api/changes') && c.req.method === 'GET' ? c.req.query('token') : undefined;
     const given = bearer(authorization) ?? header ?? query;
     if (!sameToken(given, token)) {
       const presented = authorization !== undefined || header !== undefined || query !== undefined;
@@ -291,6 +298,18 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         clients.delete(client);
         await queue.catch(() => undefined);
       }
+    }),
+  );
+
+  app.get('/api/changes', (c) =>
+    serveChanges(c, {
+      engine,
+      handlers,
+      ...(options.changesPollMs === undefined ? {} : { pollMs: options.changesPollMs }),
+      track: (end) => {
+        feedStreams.add(end);
+        return () => feedStreams.delete(end);
+      },
     }),
   );
 
@@ -369,6 +388,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         stopEvents();
         metrics.close();
         for (const c of [...clients]) c.end();
+        for (const end of [...feedStreams]) end();
         await new Promise<void>((resolve) => {
           // Ended streams leave keep-alive sockets behind a moment later: close them as they idle,
           // and after a second close whatever is left (a stuck socket must not hold the shutdown).

@@ -15,7 +15,9 @@
  * 3. Tables are copied parent first (workflow, node, instance, node_state, schedule, history,
  *    dead_letter, change_consumer) in primary-key order, in pages of {@link PAGE_ROWS}, inside one transaction on
  *    the target, so a copy that fails leaves the target as it was. Identity sequences on
- *    PostgreSQL are moved past the copied ids.
+ *    PostgreSQL are moved past the copied ids; history's, on either side, past the source's feed
+ *    head (the highest history id it ever handed out, which is above the copied rows when
+ *    retention deleted the newest ones), so the copy never hands a change feed cursor out twice.
  * 4. Row counts per table are compared; a difference is an INTERNAL error (nothing is committed).
  *
  * Both schemas must have the same columns per table (they do at the same build: the PostgreSQL
@@ -27,6 +29,8 @@ import { clientConfig } from './postgres/connection';
 import { isPostgresUrl, postgresError, redactUrl } from './postgres/errors';
 import { migratePostgresAsync } from './postgres/migrations/index';
 import { openDatabase, probeDatabase, type RunnelDb } from './open-database';
+import { POSTGRES_HEAD } from './postgres/changes';
+import { SQLITE_HEAD } from './queries/changes';
 
 /** Rows read and written per statement. */
 export const PAGE_ROWS = 500;
@@ -62,8 +66,10 @@ interface Side {
   liveLeases(now: number): Promise<{ count: number; until: number | null }>;
   /** Holds the database still for reading (source) or opens the write transaction (target). */
   begin(role: 'source' | 'target'): Promise<void>;
-  /** Target only: moves identity sequences past the copied ids. */
-  finishIdentities(tables: readonly string[]): Promise<void>;
+  /** The change feed's head: the highest history id ever handed out (engine/db/queries/changes.ts). */
+  historyHead(): Promise<number>;
+  /** Target only: moves identity sequences past the copied ids, and history's past `historyHead` too. */
+  finishIdentities(tables: readonly string[], historyHead: number): Promise<void>;
   commit(): Promise<void>;
   rollback(): Promise<void>;
   close(): Promise<void>;
@@ -98,7 +104,13 @@ function sqliteSide(file: string, create: boolean): Side {
       raw.exec('BEGIN IMMEDIATE');
       inTx = true;
     },
-    finishIdentities: async () => undefined,
+    historyHead: async () => (raw.prepare(SQLITE_HEAD).get() as { head: number }).head,
+    // Inserting ids moved every AUTOINCREMENT sequence past them already; history's goes on to the head.
+    finishIdentities: async (_tables, historyHead) => {
+      if (raw.prepare(`UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'history'`).run(historyHead).changes === 0) {
+        raw.prepare(`INSERT INTO sqlite_sequence (name, seq) VALUES ('history', ?)`).run(historyHead);
+      }
+    },
     commit: async () => {
       if (inTx) raw.exec('COMMIT');
       inTx = false;
@@ -166,9 +178,16 @@ async function postgresSide(url: string): Promise<Side> {
         await q(`LOCK TABLE ${COPIED_TABLES.map((t) => quoteId(t.name)).join(', ')} IN EXCLUSIVE MODE`);
       } else await q('BEGIN');
     },
-    finishIdentities: async (tables) => {
+    historyHead: async () => Number((await q(POSTGRES_HEAD))[0]?.head ?? 0),
+    finishIdentities: async (tables, historyHead) => {
       for (const t of tables) {
-        await q(`SELECT setval(pg_get_serial_sequence($1, 'id'), coalesce((SELECT max(id) FROM ${quoteId(t)}), 0) + 1, false)`, [t]);
+        const floor = t === 'history' ? historyHead : 0;
+        // Called at the highest id (the next is one above), so the feed's head reads it at once.
+        await q(
+          `SELECT setval(pg_get_serial_sequence($1, 'id'), greatest(m, 1), m > 0)
+             FROM (SELECT greatest(coalesce((SELECT max(id) FROM ${quoteId(t)}), 0), $2::int8) AS m) x`,
+          [t, floor],
+        );
       }
     },
     commit: async () => void (await q('COMMIT')),
@@ -264,7 +283,10 @@ export async function copyDatabase(from: string, to: string, options: CopyOption
       }
       rows[t.name] = done;
     }
-    await target.finishIdentities(COPIED_TABLES.filter((t) => t.identity).map((t) => t.name));
+    await target.finishIdentities(
+      COPIED_TABLES.filter((t) => t.identity).map((t) => t.name),
+      await source.historyHead(),
+    );
     for (const t of COPIED_TABLES) {
       const [a, b] = [await source.count(t.name), await target.count(t.name)];
       if (a !== b || a !== rows[t.name]) throw new EngineError('INTERNAL', `copy: table ${t.name} has ${a} rows in the source and ${b} in the copy; nothing was kept`);

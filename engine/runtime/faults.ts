@@ -14,9 +14,11 @@
  *   root deleted is not known here, so 0; `nodeId` null);
  * - `change-printed`: `runnel changes --consumer` printed a feed entry, before acknowledging it
  *   (`instanceId`/`nodeId` are the entry's; 0 for an entry of no instance);
- * - `change-acked`: it acknowledged that entry, before printing the next.
+ * - `change-acked`: it acknowledged that entry, before printing the next;
+ * - `change-exported`: examples/changes-to-postgres.ts committed a batch to its target database,
+ *   before acknowledging it (`instanceId`/`nodeId` are the batch's last entry's).
  */
-export type FaultPoint = 'claimed' | 'handler-done' | 'committed' | 'pruned' | 'change-printed' | 'change-acked';
+export type FaultPoint = 'claimed' | 'handler-done' | 'committed' | 'pruned' | 'change-printed' | 'change-acked' | 'change-exported';
 
 /** What a fault point sees. */
 export interface FaultInfo {
@@ -44,7 +46,7 @@ export class Faults {
     if (!value) return new Faults();
     const rules: FaultRule[] = [];
     for (const part of value.split(',')) {
-      const m = /^(claimed|handler-done|committed|pruned|change-printed|change-acked)(?:@([^#=]+))?(?:#(\d+))?=(kill|exit|throw)$/u.exec(part.trim());
+      const m = /^(claimed|handler-done|committed|pruned|change-printed|change-acked|change-exported)(?:@([^#=]+))?(?:#(\d+))?=(kill|exit|throw)$/u.exec(part.trim());
       if (!m) throw new Error(`RUNNEL_FAULTS: cannot parse "${part}"`);
       const rule: FaultRule = { point: m[1] as FaultPoint, action: m[4] as 'kill' | 'exit' | 'throw' };
       if (m[2]) rule.nodeId = m[2];

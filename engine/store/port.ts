@@ -94,7 +94,7 @@ export interface ConsumerQueries {
    * must keep every history row whose id is above it.
    */
   lowestConsumerCursor(): number | undefined;
-  /** The highest history id committed (0 when history is empty). */
+  /** The highest history id handed out (0 when none yet): deleting the newest rows does not lower it, and no later row takes an id at or below it. */
   head(): number;
 }
 

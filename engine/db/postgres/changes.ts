@@ -12,7 +12,9 @@
  *   write transaction running at that moment has ended (new ones queue behind it), reads
  *   `max(history.id)` as the head, and lets go at once. At that instant no transaction holding an
  *   undrawn or uncommitted id exists, so every id at or below the head is final (committed, or
- *   rolled back: a gap). The entries are then read with `id <= head` without the lock.
+ *   rolled back: a gap). The entries are then read with `id <= head` without the lock. The head is
+ *   the identity sequence's last value ({@link POSTGRES_HEAD}), so it never goes back when the
+ *   newest rows are deleted.
  * Writers wait at most for the lock, max and commit of one read (a few ms); a read waits for the
  * write transactions running when it starts, up to {@link FEED_LOCK_TIMEOUT_MS} (the storage's
  * `feedWaitMs`), then fails DATABASE_BUSY (retryable).
@@ -38,6 +40,16 @@ export const FEED_LOCK_KEY = 0x52554e4e4646;
 /** What every write transaction sends first: BEGIN and the feed's lock in SHARE mode (see the module doc). */
 export const WRITE_BEGIN_SQL = `BEGIN; SELECT pg_advisory_xact_lock_shared(${FEED_LOCK_KEY})`;
 
+/**
+ * The highest history id handed out: the identity sequence's last value (which never goes back,
+ * so deleting the newest rows moves no head), or `max(id)` when it is higher (a sequence that
+ * `runnel copy` set to the next value is "not called" yet). Safe only under the feed's lock
+ * (see the module doc); inside a write transaction it may count ids that are not committed yet.
+ */
+export const POSTGRES_HEAD = `SELECT greatest(
+    coalesce(pg_sequence_last_value(pg_get_serial_sequence('history', 'id')::regclass), 0),
+    coalesce((SELECT max(id) FROM history), 0))::int8 AS head`;
+
 /** How long a feed read waits for the write transactions running when it starts, ms, by default. */
 export const FEED_LOCK_TIMEOUT_MS = 2000;
 
@@ -53,7 +65,7 @@ export async function safeHead(client: pg.ClientBase, waitMs = FEED_LOCK_TIMEOUT
   try {
     await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.floor(waitMs))}`);
     await client.query(`SELECT pg_advisory_xact_lock(${FEED_LOCK_KEY})`);
-    const head = (await rowOf<{ head: number }>(client, 'SELECT coalesce(max(id), 0) AS head FROM history'))?.head ?? 0;
+    const head = (await rowOf<{ head: number }>(client, POSTGRES_HEAD))?.head ?? 0;
     await client.query('COMMIT');
     return head;
   } catch (err) {

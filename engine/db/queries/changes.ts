@@ -4,9 +4,9 @@
  *
  * Cursor safety: SQLite has one writer at a time (BEGIN IMMEDIATE), and a history id is assigned
  * inside that writer's transaction, so ids increase in commit order and every id at or below the
- * highest committed one is final. The safe head is therefore `max(history.id)`. (An
- * `INTEGER PRIMARY KEY` without AUTOINCREMENT reuses an id only after the highest row is deleted;
- * history is append-only, and retention must keep its newest row for the same reason.)
+ * highest committed one is final. The safe head is therefore the highest history id ever handed
+ * out, which `sqlite_sequence` keeps (history is AUTOINCREMENT since migration 10): it stays put
+ * when retention deletes the newest rows, and no later row takes an id at or below it.
  */
 import type Database from 'better-sqlite3';
 import type { ChangeConsumer, ChangeEntry } from '../../api/contract';
@@ -66,13 +66,19 @@ export function toChangePage(rows: ChangeRow[], o: { after: number; limit: numbe
   return { entries: rows.map(toChangeEntry), cursor, head: Math.max(o.after, head) };
 }
 
+/**
+ * The feed's head on SQLite: the highest history id ever handed out (0: none yet). Not
+ * `max(history.id)`, which falls back when the newest rows are deleted.
+ */
+export const SQLITE_HEAD = `SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'history'), 0), coalesce((SELECT max(id) FROM history), 0)) AS head`;
+
 /** The SELECT list and joins of a feed read (same text on both backends). */
 export const CHANGE_COLUMNS = `h.id, h.instance_id, w.name AS workflow, w.version AS workflow_version, h.node_id, h.type, h.at, h.attempt, h.actor, h.data_json
   FROM history h LEFT JOIN instance i ON i.id = h.instance_id LEFT JOIN workflow w ON w.id = i.workflow_id`;
 
 /** The feed's reads over `db` (part of the read model). */
 export function createChangeReads(db: Database.Database): Pick<ReadModel, 'changes' | 'changeConsumers'> {
-  const head = db.prepare<[], { head: number }>('SELECT coalesce(max(id), 0) AS head FROM history');
+  const head = db.prepare<[], { head: number }>(SQLITE_HEAD);
   const page = db.prepare<[number, number, number], ChangeRow>(`SELECT ${CHANGE_COLUMNS} WHERE h.id > ? AND h.id <= ? ORDER BY h.id LIMIT ?`);
   const pageOf = db.prepare<[number, number, string, number], ChangeRow>(
     `SELECT ${CHANGE_COLUMNS} WHERE h.id > ? AND h.id <= ? AND w.name = ? ORDER BY h.id LIMIT ?`,
@@ -100,7 +106,7 @@ export function createConsumerQueries(db: Database.Database): ConsumerQueries {
   );
   const remove = db.prepare<[string]>('DELETE FROM change_consumer WHERE name = ?');
   const lowest = db.prepare<[], { lowest: number | null }>('SELECT min(cursor) AS lowest FROM change_consumer');
-  const head = db.prepare<[], { head: number }>('SELECT coalesce(max(id), 0) AS head FROM history');
+  const head = db.prepare<[], { head: number }>(SQLITE_HEAD);
   return {
     get: (name) => {
       const r = get.get(name);

@@ -9,10 +9,12 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createHandlers, dispatch } from '../../../engine/api/handlers';
 import { COPIED_TABLES } from '../../../engine/db/copy';
+import { Engine } from '../../../engine/runtime/engine';
 import { parseJson, runCli } from '../../helpers/cli';
 import { tempPostgres } from '../../helpers/postgres';
-import { tempDir } from '../../helpers/temp-engine';
+import { runToSettled, tempDir } from '../../helpers/temp-engine';
 
 /** Every row of every copied table of a SQLite file, in key order. */
 function sqliteRows(file: string): Record<string, unknown[]> {
@@ -108,6 +110,44 @@ describe('runnel copy', () => {
     expect(r.stderr).toContain('1 step(s) leased to a worker');
     expect(r.stderr).toContain('stop the workers on it');
     expect(await onPg(db.url, async (c) => Number((await c.query('SELECT count(*) AS n FROM instance')).rows[0].n))).toBe(0);
+  });
+
+  it("carries the change feed's head: after the newest instance was deleted, neither copy hands a cursor out twice", async () => {
+    // given: a file whose newest instance (the feed's last ids) was deleted, with a consumer at the head
+    const file = path.join(tmp.dir, 'pruned.db');
+    const engine = Engine.open(file, { pollIntervalMs: 10 });
+    await engine.deploy({ name: 'w', nodes: [{ id: 'a', type: 'pass', config: {} }], edges: [] });
+    await runToSettled(engine, await engine.start('w'));
+    const newest = await engine.start('w');
+    await runToSettled(engine, newest);
+    const { head } = await engine.storage.read.changes({ after: 0, limit: 1 });
+    await engine.deleteInstance(newest);
+    const handlers = createHandlers(engine);
+    expect(await dispatch(handlers, 'changes:ack', { consumer: 'exporter', cursor: head })).toMatchObject({ ok: true });
+    await engine.close();
+
+    // when: it is copied into PostgreSQL, and from there into a new file
+    const db = await tempPostgres();
+    drops.push(db.drop);
+    expect((await runCli('copy', '--from', file, '--to', db.url)).code).toBe(0);
+    const back = path.join(tmp.dir, 'pruned-back.db');
+    expect((await runCli('copy', '--from', db.url, '--to', back)).code).toBe(0);
+
+    // then: on each copy the head is the source's, the consumer's cursor acknowledges, and new ids come above it
+    for (const location of [db.url, back]) {
+      const copy = Engine.open(location, { pollIntervalMs: 10 });
+      try {
+        expect((await copy.storage.read.changes({ after: 0, limit: 1 })).head, location).toBe(head);
+        expect(await dispatch(createHandlers(copy), 'changes:ack', { consumer: 'exporter', cursor: head })).toMatchObject({ ok: true, value: { cursor: head } });
+        const id = await copy.start('w');
+        await runToSettled(copy, id);
+        const ids = (await copy.history(id, 0, 100)).map((e) => e.id);
+        expect(ids.length).toBeGreaterThan(0);
+        expect(Math.min(...ids), location).toBeGreaterThan(head);
+      } finally {
+        await copy.close();
+      }
+    }
   });
 
   it('copies every table of the schema (a migration that adds one must add it to the copy)', () => {

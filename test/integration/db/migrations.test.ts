@@ -213,6 +213,36 @@ describe.each(VERSIONS)('a file at schema %i', (k) => {
   });
 });
 
+describe('migration 10 (history ids AUTOINCREMENT)', () => {
+  it('keeps every history row and trigger, and seeds the sequence past every id handed out, a consumer\'s cursor included', () => {
+    // given: a file at schema 9 whose consumer has read past the newest history row left
+    // (rows above it were deleted by retention before the upgrade)
+    const file = path.join(tmp.dir, 'schema-9.db');
+    const { lastHistoryId } = createFileAtSchema(file, 9, Date.now());
+    const raw = new Database(file);
+    raw.prepare('INSERT INTO change_consumer (name, cursor, created_at, updated_at) VALUES (?, ?, 0, 0)').run('exporter', lastHistoryId + 5);
+    raw.close();
+    const before = readRows(file).history;
+
+    // when: today's openDatabase migrates it
+    openDatabase(file).close();
+
+    // then: the rows are as they were, the sequence stands at the cursor, and the next id is above it
+    const db = new Database(file);
+    try {
+      expect(db.prepare('SELECT * FROM history ORDER BY id').all()).toEqual(before);
+      expect(db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'history'").pluck().get()).toBe(lastHistoryId + 5);
+      const id = db.prepare("INSERT INTO history (instance_id, type, at) VALUES (?, 'probe', 0) RETURNING id").pluck().get(OLD.completed);
+      expect(id).toBe(lastHistoryId + 6);
+      // and: history is still append-only outside a purge
+      expect(() => db.prepare('UPDATE history SET type = ? WHERE id = ?').run('x', id)).toThrow('history is append-only');
+      expect(() => db.prepare('DELETE FROM history WHERE id = ?').run(id)).toThrow('history is append-only');
+    } finally {
+      db.close();
+    }
+  });
+});
+
 describe('a file of a newer schema', () => {
   it('is refused with DATABASE_NEWER by openDatabase, Engine.open and a read-only open, and left as it was', () => {
     // given a file one version ahead of this build

@@ -8,7 +8,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createHandlers, dispatch } from '../../../engine/api/handlers';
 import type { ChangeEntry, Output, Channel, Input } from '../../../engine/api/contract';
-import { runToSettled, tempEngine, type TempEngine } from '../../helpers/temp-engine';
+import { checkDatabase } from '../../../engine/db/check';
+import { runToSettled, TEST_BACKEND, tempEngine, type TempEngine } from '../../helpers/temp-engine';
 
 let t: TempEngine;
 let call: <C extends Channel>(channel: C, input: Input<C>) => Promise<{ ok: true; value: Output<C> } | { ok: false; error: { code: string; message: string; details?: unknown } }>;
@@ -155,5 +156,45 @@ describe('change feed', () => {
     expect((await value('changes:consumers', {})).consumers.map((c) => c.name)).toEqual(['audit 🧾']);
     await value('changes:forget', { consumer: 'audit 🧾' });
     expect(await t.engine.storage.write((q) => q.consumers.lowestConsumerCursor())).toBeUndefined();
+  });
+
+  it('never hands out a cursor twice: after the newest instance is deleted, new entries get ids above every id given before, and a consumer sees each', async () => {
+    // given: two ended instances, and a consumer that has read and acknowledged the whole feed
+    await t.engine.deploy(twoSteps('orders'));
+    const older = await t.engine.start('orders');
+    await runToSettled(t.engine, older);
+    const newest = await t.engine.start('orders');
+    await runToSettled(t.engine, newest);
+    const given = await historyIds([older, newest]);
+    const highest = given[given.length - 1] as number;
+    const read = await value('changes:read', { consumer: 'exporter' });
+    expect(read.entries.map((e) => e.cursor)).toEqual(given);
+    expect(read).toMatchObject({ cursor: highest, head: highest });
+    await value('changes:ack', { consumer: 'exporter', cursor: read.cursor });
+
+    // when: the newest instance is deleted, history rows and all (the feed's last ids with them)
+    const deleted = await value('instance:delete', { id: newest });
+    expect(deleted.deleted.history).toBeGreaterThanOrEqual(3);
+
+    // then: the feed's head does not go back, and the consumer's cursor stays acknowledgeable
+    const idle = await value('changes:read', { consumer: 'exporter' });
+    expect(idle).toEqual({ entries: [], cursor: highest, head: highest });
+    expect(await value('changes:consumers', {})).toMatchObject({ consumers: [{ name: 'exporter', cursor: highest }], head: highest });
+    expect(await value('changes:ack', { consumer: 'exporter', cursor: highest })).toMatchObject({ cursor: highest });
+
+    // when: new transitions happen
+    const later = await t.engine.start('orders');
+    await runToSettled(t.engine, later);
+    const fresh = await historyIds([later]);
+    expect(fresh.length).toBeGreaterThanOrEqual(3);
+
+    // then: every new id is above every id handed out before, and the consumer reads each of them
+    expect(fresh.every((id) => id > highest)).toBe(true);
+    const next = await value('changes:read', { consumer: 'exporter' });
+    expect(next.entries.map((e) => e.cursor)).toEqual(fresh);
+    expect(next.entries.every((e) => e.instanceId === later)).toBe(true);
+    expect(next.cursor).toBe(fresh[fresh.length - 1]);
+    // and: `runnel check` finds the file sound (its history ids increase with time)
+    if (TEST_BACKEND === 'sqlite') expect(checkDatabase(t.file).violations).toEqual([]);
   });
 });

@@ -4,6 +4,7 @@
  */
 import type { ConsumerQueries } from '../../../store/port';
 import { toChangeConsumer, type ConsumerRow } from '../../queries/changes';
+import { POSTGRES_HEAD } from '../changes';
 import type { PgTx } from './context';
 
 const GET = 'SELECT name, cursor, created_at, updated_at FROM change_consumer WHERE name = $1';
@@ -12,7 +13,6 @@ const ACK = `INSERT INTO change_consumer (name, cursor, created_at, updated_at) 
   RETURNING name, cursor, created_at, updated_at`;
 const REMOVE = 'DELETE FROM change_consumer WHERE name = $1';
 const LOWEST = 'SELECT min(cursor) AS lowest FROM change_consumer';
-const HEAD = 'SELECT coalesce(max(id), 0) AS head FROM history';
 
 /** {@link ConsumerQueries} over the transaction `tx`. */
 export function createConsumerQueries(tx: PgTx): ConsumerQueries {
@@ -24,6 +24,7 @@ export function createConsumerQueries(tx: PgTx): ConsumerQueries {
     ack: ({ name, cursor, now }) => toChangeConsumer(tx.run<ConsumerRow>(ACK, [name, cursor, now]).rows[0] as ConsumerRow),
     remove: (name) => tx.run(REMOVE, [name]).rowCount > 0,
     lowestConsumerCursor: () => tx.run<{ lowest: number | null }>(LOWEST, []).rows[0]?.lowest ?? undefined,
-    head: () => tx.run<{ head: number }>(HEAD, []).rows[0]?.head ?? 0,
+    // The highest id drawn, committed or not: `changes:ack` refuses only cursors never drawn.
+    head: () => tx.run<{ head: number }>(POSTGRES_HEAD, []).rows[0]?.head ?? 0,
   };
 }
