@@ -227,9 +227,13 @@ export class Worker {
     };
   }
 
-  /** Aborts running handlers of an instance in this process. */
+  /**
+   * Aborts running handlers of an instance in this process — its nodes' attempts, never its
+   * compensations: the deadline or the cancel that aborts them is what started those (in the
+   * same turn, for a deadline), and they must run to their end (DESIGN.md "Rules pinned").
+   */
   abortInstance(instanceId: number, reason: EngineError): void {
-    for (const f of this.inflight.values()) if (f.step.row.instanceId === instanceId) f.controller?.abort(reason);
+    for (const f of this.inflight.values()) if (f.step.row.instanceId === instanceId && f.step.row.kind !== 'compensate') f.controller?.abort(reason);
   }
 
   /** Applies the aborts a committed transaction asked for (cancel, deadline). */

@@ -117,3 +117,48 @@ describe('deadlines shared by many instances', () => {
     expect(await rowsIn(ctx.file, `SELECT count(*) AS n FROM schedule`)).toEqual([{ n: 0 }]);
   });
 });
+
+/**
+ * The deadline fails the instance and starts its compensations in one turn, and aborts the
+ * handlers the instance had running: never those compensations (found by a newcomer's trial: a
+ * compensation with one attempt failed DEADLINE_EXCEEDED and the instance ended SUSPENDED).
+ */
+describe('a deadline that fails an instance with compensations', () => {
+  let ctx: ReturnType<typeof tempEngine>;
+  afterEach(async () => ctx.close());
+
+  it('runs each compensation once to its end (not aborted by the deadline that started it), then ends FAILED', async () => {
+    calls.length = 0;
+    const clock = new ManualClock(1_000_000);
+    ctx = tempEngine({ clock, registry: createDefaultRegistry().register(sideEffect) });
+    const { engine } = ctx;
+    await engine.deploy({
+      name: 'deadline-undo',
+      deadlineMs: 1000,
+      nodes: [
+        { id: 'book', type: 'pass', config: {}, compensate: { type: 'side-effect', config: {}, retry: { maxAttempts: 1 } } },
+        { id: 'wait', type: 'delay', config: { durationMs: 60_000 } },
+      ],
+      edges: [{ from: 'book', to: 'wait' }],
+    });
+    const id = await engine.start('deadline-undo', {});
+    for (let i = 0; i < 4; i++) {
+      await engine.tick();
+      await settle();
+    }
+    expect((await engine.getInstance(id)).status).toBe('WAITING');
+    clock.advance(5000); // the deadline passes while `wait` waits
+    for (let i = 0; i < 8 && (await engine.getInstance(id)).status !== 'FAILED'; i++) {
+      await engine.tick();
+      await settle();
+      await settle();
+      await settle();
+    }
+    const inst = await engine.getInstance(id);
+    expect(inst.status).toBe('FAILED');
+    expect((inst.error as { code?: string } | undefined)?.code).toBe('DEADLINE_EXCEEDED');
+    expect(calls).toEqual(['book done']);
+    const history = await engine.history(id);
+    expect(history.filter((h) => h.type.startsWith('compensation.')).map((h) => `${h.type} ${h.nodeId} ${h.attempt}`)).toEqual(['compensation.completed book 1']);
+  });
+});
