@@ -22,7 +22,17 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { EngineError } from '../errors';
-import { describeFileKind } from './open-database';
+import { accessError, describeFileKind } from './open-database';
+
+/** Whether this process may create files in `dir` (access(2): root may, whatever the mode). */
+function writable(dir: string): boolean {
+  try {
+    fs.accessSync(dir, fs.constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** Progress of a backup: bytes written so far and the size the copy will have (an estimate until done). */
 export interface BackupProgress {
@@ -69,16 +79,24 @@ try {
 }
 `;
 
-/** Bytes the database's pages in use take (what VACUUM INTO writes, about). */
+/**
+ * Bytes the database's pages in use take (what VACUUM INTO writes, about).
+ *
+ * @throws EngineError DATABASE_READONLY when the file cannot be read here (a WAL file whose `-shm`
+ *   SQLite may not create), DATABASE_CORRUPT when it is not a database.
+ */
 function bytesInUse(source: string, nativeBinding: string | undefined): number {
-  const db = new Database(source, { readonly: true, fileMustExist: true, ...(nativeBinding === undefined ? {} : { nativeBinding }) });
+  let db: Database.Database | undefined;
   try {
+    db = new Database(source, { readonly: true, fileMustExist: true, ...(nativeBinding === undefined ? {} : { nativeBinding }) });
     const pages = db.pragma('page_count', { simple: true }) as number;
     const free = db.pragma('freelist_count', { simple: true }) as number;
     const size = db.pragma('page_size', { simple: true }) as number;
     return Math.max(0, pages - free) * size;
+  } catch (err) {
+    throw accessError(source, err) ?? err;
   } finally {
-    db.close();
+    db?.close();
   }
 }
 
@@ -120,6 +138,9 @@ export async function backupDatabase(source: string, dest: string, options: Back
   }
   if (existing && !options.force) {
     throw new EngineError('CONFLICT', `backup destination ${to} exists; pass --force to replace it`, { kind: 'user', retryable: false });
+  }
+  if (!writable(dir)) {
+    throw new EngineError('INVALID_INPUT', `cannot write the backup ${to}: directory ${dir} is not writable (permission denied)`, { kind: 'user', retryable: false });
   }
   const partial = `${to}.partial`;
   fs.rmSync(partial, { force: true });

@@ -30,7 +30,7 @@ import fs from 'node:fs';
 import Database from 'better-sqlite3';
 import { EngineError } from '../errors';
 import { damageMarker, isCorruptError, recordDamage } from './damage';
-import { WAL_SIZE_LIMIT_BYTES } from './open-database';
+import { accessError, WAL_SIZE_LIMIT_BYTES } from './open-database';
 
 /** The kinds of {@link Violation}, each a line of the module doc. */
 export const VIOLATION_KINDS = [
@@ -221,7 +221,7 @@ export function checkDatabase(file: string, options: { walLimitBytes?: number; n
   try {
     db = new Database(file, { readonly: true, fileMustExist: true, ...(options.nativeBinding === undefined ? {} : { nativeBinding: options.nativeBinding }) });
   } catch (err) {
-    if (!isCorruptError(err)) throw err;
+    if (!isCorruptError(err)) throw accessError(file, err) ?? err;
     violations.push(violation('INTEGRITY', `SQLite cannot open it: ${(err as Error).message}`));
     return report();
   }
@@ -244,7 +244,7 @@ export function checkDatabase(file: string, options: { walLimitBytes?: number; n
       for (const q of QUERIES) violations.push(...listed(q.kind, db.prepare(q.sql).all() as Record<string, unknown>[], q.message));
     })();
   } catch (err) {
-    if (!isCorruptError(err)) throw err;
+    if (!isCorruptError(err)) throw accessError(file, err) ?? err;
     violations.push(violation('INTEGRITY', `SQLite cannot read it: ${(err as Error).message}`));
   } finally {
     db.close();

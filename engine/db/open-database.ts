@@ -223,6 +223,20 @@ function isReadonlyError(err: unknown): boolean {
   return typeof code === 'string' && code.startsWith('SQLITE_READONLY');
 }
 
+/**
+ * The typed error of a helper connection (check, backup, vacuum) that could not read or write
+ * the existing file `file` — its directory not writable for the WAL's `-shm`, the file read-only —
+ * or undefined when `err` is not about access (the caller keeps its own handling).
+ */
+export function accessError(file: string, err: unknown): EngineError | undefined {
+  if (err instanceof EngineError) return undefined;
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return undefined;
+  if (code === 'SQLITE_READONLY_DIRECTORY' || code === 'SQLITE_READONLY_CANTINIT' || code.startsWith('SQLITE_CANTOPEN')) return describeOpenError(file, err, true);
+  if (code.startsWith('SQLITE_READONLY')) return readonlyError(file, err);
+  return undefined;
+}
+
 function describeOpenError(file: string, err: unknown, readonly = false, created = false): EngineError {
   const code = (err as { code?: string }).code ?? '';
   if (created && code.startsWith('SQLITE_CANTOPEN')) return creationError(file) ?? creationFailure(file, err);

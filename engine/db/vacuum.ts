@@ -19,6 +19,7 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { EngineError } from '../errors';
+import { accessError } from './open-database';
 
 /** Progress of a rebuild: bytes written to the WAL so far, and about how many it will write. */
 export interface VacuumProgress {
@@ -83,21 +84,33 @@ const sizeOf = (p: string): number => fs.statSync(p, { throwIfNoEntry: false })?
  * or gives an INCREMENTAL file's free pages back (see the module doc).
  *
  * @throws EngineError DATABASE_BUSY (another process has the file open: nothing changed),
- *   DATABASE_FULL (no room for the rebuild), DATABASE_CORRUPT, INTERNAL.
+ *   DATABASE_FULL (no room for the rebuild), DATABASE_READONLY (the file or its directory is not
+ *   writable), DATABASE_CORRUPT, INTERNAL.
  */
 export async function vacuumDatabase(file: string, options: VacuumOptions = {}): Promise<VacuumResult> {
   const started = Date.now();
   const resolved = path.resolve(file);
   const bytesBefore = sizeOf(resolved) + sizeOf(`${resolved}-wal`);
+  // The rebuild writes the file, its WAL and its -shm: refused at once where it could not.
+  for (const target of [resolved, path.dirname(resolved)]) {
+    try {
+      fs.accessSync(target, fs.constants.W_OK);
+    } catch {
+      throw new EngineError('DATABASE_READONLY', `cannot vacuum ${resolved}: ${target === resolved ? 'the file' : `its directory ${target}`} is not writable; nothing was changed`, { kind: 'user', retryable: false });
+    }
+  }
   let bytesTotal: number;
   {
-    const db = new Database(resolved, { readonly: true, fileMustExist: true, ...(options.nativeBinding === undefined ? {} : { nativeBinding: options.nativeBinding }) });
+    let db: Database.Database | undefined;
     try {
+      db = new Database(resolved, { readonly: true, fileMustExist: true, ...(options.nativeBinding === undefined ? {} : { nativeBinding: options.nativeBinding }) });
       const pages = db.pragma('page_count', { simple: true }) as number;
       const free = db.pragma('freelist_count', { simple: true }) as number;
       bytesTotal = Math.max(0, pages - free) * (db.pragma('page_size', { simple: true }) as number);
+    } catch (err) {
+      throw accessError(resolved, err) ?? err;
     } finally {
-      db.close();
+      db?.close();
     }
   }
   const report = (bytesWritten: number, total = bytesTotal) => options.onProgress?.({ bytesWritten: Math.min(bytesWritten, total), bytesTotal: total });

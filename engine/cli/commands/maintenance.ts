@@ -104,6 +104,9 @@ export function addMaintenanceCommands(program: Command, run: CliRun): void {
   ).action(async (o: CommonOptions) => {
     sqliteOnly('vacuum', o.db);
     const { file } = probeDatabase(o.db, { mustExist: true });
+    if (o.readOnly === true) {
+      throw new EngineError('DATABASE_READONLY', `vacuum rewrites ${file}, and --read-only forbids changing it: run it without --read-only`, { kind: 'user', retryable: false, details: { flag: '--read-only' } });
+    }
     const progress = new Progress(io, !o.json, 4);
     const r = await vacuumDatabase(file, {
       onProgress: (p) => progress.line(`vacuum: ${mib(p.bytesWritten)} of about ${mib(p.bytesTotal)} rewritten`),

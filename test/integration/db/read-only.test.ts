@@ -193,6 +193,45 @@ describe('read-only database files', () => {
     expect(String(out.message)).toContain('-shm');
   });
 
+  it('check, backup and vacuum on a WAL file in a directory the user cannot write: DATABASE_READONLY, exit 2, no stack; a backup into such a directory: INVALID_INPUT', async () => {
+    // given: a closed WAL file (no -shm) in a 0555 directory, and a directory the user may write
+    const { dir, file } = await readonlyFile();
+    for (const f of [`${file}-wal`, `${file}-shm`]) fs.rmSync(f, { force: true });
+    fs.chmodSync(file, 0o644);
+    fs.chmodSync(dir, 0o555);
+    const out = tempDir('runnel-ro-out-');
+    cleanups.push(out.cleanup);
+    fs.chmodSync(out.dir, 0o777);
+    const digest = sha(file);
+    const cli = (...args: string[]) => withSearchAccess(out.dir, () => spawnAsUser(dir, [path.join(REPO, 'bin', 'runnel.js'), ...args, '--db', file]));
+
+    for (const args of [['check'], ['check', '--json'], ['backup', path.join(out.dir, 'copy.db')]]) {
+      const r = cli(...args);
+      expect(r.status, `${args.join(' ')}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toContain(`DATABASE_READONLY: cannot read ${file}: it is a WAL database, and SQLite needs to create runnel.db-shm beside it`);
+      expect(r.stderr).not.toMatch(/\n\s+at .+:\d+:\d+/);
+    }
+    const vacuum = cli('vacuum');
+    expect(vacuum.status, vacuum.stderr).toBe(2);
+    expect(vacuum.stderr).toMatch(/^error: DATABASE_READONLY: cannot vacuum .* is not writable; nothing was changed\n$/);
+    // a backup whose destination directory the user may not write names it
+    const into = cli('backup', path.join(dir, 'copy.db'));
+    expect(into.status, into.stderr).toBe(2);
+    expect(into.stderr).toBe(`error: INVALID_INPUT: cannot write the backup ${path.join(dir, 'copy.db')}: directory ${dir} is not writable (permission denied)\n`);
+    expect(sha(file)).toBe(digest);
+    expect(fs.readdirSync(dir)).toEqual(['runnel.db']);
+  });
+
+  it('vacuum --read-only is refused before anything is written', async () => {
+    const { file } = await readonlyFile();
+    fs.chmodSync(file, 0o644);
+    const digest = sha(file);
+    const r = spawnSync(process.execPath, [path.join(REPO, 'bin', 'runnel.js'), 'vacuum', '--read-only', '--db', file], { cwd: REPO, encoding: 'utf8', timeout: 30_000 });
+    expect(r.status, r.stderr).toBe(2);
+    expect(r.stderr).toBe(`error: DATABASE_READONLY: vacuum rewrites ${file}, and --read-only forbids changing it: run it without --read-only\n`);
+    expect(sha(file)).toBe(digest);
+  });
+
   it('a new file in a directory the user cannot write: DATABASE_READONLY naming the directory, exit 2, nothing created', () => {
     // given: a 0555 directory, and a workflow file the user can read
     const { dir, cleanup } = tempDir('runnel-ro-create-');
