@@ -70,6 +70,9 @@ import {
   WorkflowSummarySchema,
 } from './schemas';
 
+/** A history entry of an instance: its id, or an ISO 8601 time (the last entry at or before it). */
+const historyPoint = z.union([rowId, z.string().min(1).max(64)]);
+
 /** A change feed cursor: a history id, 0 before the first entry. */
 const cursor = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 
@@ -249,6 +252,17 @@ export const contract = {
   },
   /** An instance with its variables and node states. NOT_FOUND otherwise. */
   'instance:get': { input: z.strictObject({ id: rowId }), output: InstanceDetailSchema },
+  /**
+   * Time travel: the instance as it was right after history entry `at` (a history id of this
+   * instance, or an ISO 8601 time: the last entry at or before it), in the `instance:get` shape
+   * (see engine/runtime/time-travel.ts for what is rebuilt), with the entry and its place
+   * (`position` of `entries`). NOT_FOUND (instance); INVALID_INPUT naming `at` when it is
+   * malformed or names no entry of this instance (`details.range`: its first and last entry).
+   */
+  'instance:stateAt': {
+    input: z.strictObject({ id: rowId, at: historyPoint }),
+    output: z.object({ at: HistoryEventSchema, position: z.number(), entries: z.number(), instance: InstanceDetailSchema }),
+  },
   /** An instance's history, oldest first, after `afterId` (paging), at most `limit`. */
   'instance:history': {
     input: z.strictObject({

@@ -126,6 +126,8 @@ export function createHandlers(engine: Engine): Handlers {
 
     'instance:get': async ({ id }) => engine.getInstance(id),
 
+    'instance:stateAt': async ({ id, at }) => engine.stateAt(id, at),
+
     'instance:history': async ({ id, afterId, limit }) => {
       const events = await engine.history(id, afterId, limit);
       // An empty first page may mean "no such instance": say so rather than answer [].

@@ -28,6 +28,7 @@ import * as actions from './manual-actions';
 import { createInstance } from './state-machine/instance';
 import { slotFor } from './concurrency-key';
 import { startInstances } from './state-machine/turn';
+import { stateAt, type HistoryPoint, type InstanceAt } from './time-travel';
 import type { Tx } from './state-machine/tx';
 import { Worker, type WorkerOptions } from './worker';
 import { DEFAULT_RETENTION, DEFAULT_RETENTION_BATCH, keepAfter, mergeRetention, RetentionPass, runPrune, type PruneOptions, type PruneReport, type RetentionPolicy } from './retention';
@@ -434,6 +435,16 @@ export class Engine {
     const upToId = filter.upToId ?? (await this.storage.read.maxInstanceId());
     const { ids, total } = await this.storage.read.matchInstances({ ...filter, upToId }, eligible, limit);
     return { ids, total, upToId };
+  }
+
+  /**
+   * Instance `id` as it was right after history entry `at` (a history id, or an ISO time: the
+   * last entry at or before it). See engine/runtime/time-travel.ts.
+   *
+   * @throws EngineError NOT_FOUND (instance), INVALID_INPUT (field `at`: malformed, or no entry of this instance).
+   */
+  stateAt(id: number, at: HistoryPoint): Promise<InstanceAt> {
+    return stateAt(this.storage, id, at);
   }
 
   /** History events of an instance, oldest first. */

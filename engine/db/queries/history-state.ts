@@ -1,0 +1,172 @@
+/**
+ * SQLite: time travel's queries (table `history_state`, migration 10; engine/store/history-state.ts):
+ * an instance's state read as one document inside a write transaction, a transaction's patch
+ * recorded, and the read of the patches up to a history entry.
+ *
+ * The document's mapping from rows ({@link toStateDoc}) is shared with PostgreSQL.
+ */
+import type Database from 'better-sqlite3';
+import type { HistoryEvent } from '../../api/contract';
+import type { ReadModel, StateTimeline, TimeTravelReads } from '../../store/port';
+import type { FieldDoc, StateDoc, StatePatch, StateQueries } from '../../store/history-state';
+import { parseStored } from './stored-json';
+
+/** An instance's state columns as both backends select them. */
+export interface RawStateInstance {
+  status: string;
+  variablesJson: string;
+  errorJson: string | null;
+  suspensionJson: string | null;
+  endStatus: string | null;
+  pausedAt: number | null;
+  startedAt: number | null;
+  endedAt: number | null;
+  held: number;
+}
+
+/** A node's state columns as both backends select them. */
+export interface RawStateNode {
+  nodeId: string;
+  status: string;
+  attempt: number;
+  attemptLimit: number;
+  pendingIn: number;
+  takenIn: number;
+  outputJson: string | null;
+  errorJson: string | null;
+  waitJson: string | null;
+  completedSeq: number | null;
+  startedAt: number | null;
+  endedAt: number | null;
+}
+
+/** The instance columns of a state document (SQLite spelling; PostgreSQL quotes the aliases). */
+export const STATE_INSTANCE_COLS = [
+  ['status', 'status'],
+  ['variables_json', 'variablesJson'],
+  ['error_json', 'errorJson'],
+  ['suspension_json', 'suspensionJson'],
+  ['end_status', 'endStatus'],
+  ['paused_at', 'pausedAt'],
+  ['started_at', 'startedAt'],
+  ['ended_at', 'endedAt'],
+  ['held', 'held'],
+] as const;
+
+/** The node columns of a state document. */
+export const STATE_NODE_COLS = [
+  ['node_id', 'nodeId'],
+  ['status', 'status'],
+  ['attempt', 'attempt'],
+  ['attempt_limit', 'attemptLimit'],
+  ['pending_in', 'pendingIn'],
+  ['taken_in', 'takenIn'],
+  ['output_json', 'outputJson'],
+  ['error_json', 'errorJson'],
+  ['wait_json', 'waitJson'],
+  ['completed_seq', 'completedSeq'],
+  ['started_at', 'startedAt'],
+  ['ended_at', 'endedAt'],
+] as const;
+
+/** `cols` as a select list, aliases quoted when `quote` (PostgreSQL folds unquoted names). */
+export function selectList(cols: readonly (readonly [string, string])[], quote: boolean): string {
+  return cols.map(([c, a]) => (c === a ? c : `${c} AS ${quote ? `"${a}"` : a}`)).join(', ');
+}
+
+/** `doc` without its null fields (see FieldDoc). */
+function compact(doc: Record<string, unknown>): FieldDoc {
+  const out: FieldDoc = {};
+  for (const [k, v] of Object.entries(doc)) if (v !== null && v !== undefined) out[k] = v;
+  return out;
+}
+
+/** The state document of one instance from its rows (engine/store/history-state.ts StateDoc). */
+export function toStateDoc(id: number, i: RawStateInstance, nodes: readonly RawStateNode[]): StateDoc {
+  const doc: StateDoc = {
+    instance: compact({
+      status: i.status,
+      error: i.errorJson === null ? null : parseStored(i.errorJson, id, 'error_json'),
+      suspension: i.suspensionJson === null ? null : parseStored(i.suspensionJson, id, 'suspension_json'),
+      endStatus: i.endStatus,
+      pausedAt: i.pausedAt,
+      startedAt: i.startedAt,
+      endedAt: i.endedAt,
+      held: i.held === 0 ? null : i.held,
+    }),
+    variables: parseStored<Record<string, unknown>>(i.variablesJson, id, 'variables_json'),
+    nodes: {},
+  };
+  for (const n of nodes) {
+    const node = compact({
+      status: n.status,
+      attempt: n.attempt,
+      attemptLimit: n.attemptLimit,
+      pendingIn: n.pendingIn,
+      takenIn: n.takenIn,
+      error: n.errorJson === null ? null : parseStored(n.errorJson, id, 'error_json', n.nodeId),
+      wait: n.waitJson === null ? null : parseStored(n.waitJson, id, 'wait_json', n.nodeId),
+      completedSeq: n.completedSeq,
+      startedAt: n.startedAt,
+      endedAt: n.endedAt,
+    });
+    // A null result is a result: only a missing one is absent.
+    if (n.outputJson !== null) node.output = parseStored(n.outputJson, id, 'output_json', n.nodeId);
+    doc.nodes[n.nodeId] = node;
+  }
+  return doc;
+}
+
+/** Prepares {@link StateQueries} on `db`. */
+export function createStateQueries(db: Database.Database): StateQueries {
+  const instance = db.prepare<[number], RawStateInstance>(`SELECT ${selectList(STATE_INSTANCE_COLS, false)} FROM instance WHERE id = ?`);
+  const nodes = db.prepare<[number], RawStateNode>(`SELECT ${selectList(STATE_NODE_COLS, false)} FROM node_state WHERE instance_id = ?`);
+  const claim = db.prepare<[number, number]>(`UPDATE history_state SET history_id = ? WHERE instance_id = ? AND history_id IS NULL`);
+  const insert = db.prepare<[number, number | null, string]>(`INSERT INTO history_state (instance_id, history_id, patch_json) VALUES (?, ?, ?)`);
+  return {
+    snapshot: (id) => {
+      const i = instance.get(id);
+      return i === undefined ? undefined : toStateDoc(id, i, nodes.all(id));
+    },
+    record: ({ instanceId, historyId, patch }) => {
+      if (historyId !== null) claim.run(historyId, instanceId);
+      if (patch) insert.run(instanceId, historyId, JSON.stringify(patch));
+    },
+  };
+}
+
+/** A history row as time travel reads it. */
+export interface RawHistoryRow {
+  id: number;
+  node_id: string | null;
+  type: string;
+  at: number;
+  attempt: number | null;
+  actor: string | null;
+  data_json: string | null;
+}
+
+/** A history row as the API shows it. */
+export function toHistoryEvent(h: RawHistoryRow): HistoryEvent {
+  return { id: h.id, nodeId: h.node_id, type: h.type, at: h.at, attempt: h.attempt, actor: h.actor, ...(h.data_json === null ? {} : { data: JSON.parse(h.data_json) as unknown }) };
+}
+
+/** Prepares time travel's reads on `db`. */
+export function createStateReads(db: Database.Database): Pick<ReadModel, TimeTravelReads> {
+  const COLS = `id, node_id, type, at, attempt, actor, data_json`;
+  const byId = db.prepare<[number, number], RawHistoryRow>(`SELECT ${COLS} FROM history WHERE instance_id = ? AND id = ?`);
+  const byTime = db.prepare<[number, number], RawHistoryRow>(`SELECT ${COLS} FROM history WHERE instance_id = ? AND at <= ? ORDER BY id DESC LIMIT 1`);
+  const bounds = db.prepare<[number], { first: number | null; last: number | null; firstAt: number | null; lastAt: number | null; n: number }>(
+    `SELECT min(id) AS first, max(id) AS last, min(at) AS firstAt, max(at) AS lastAt, count(*) AS n FROM history WHERE instance_id = ?`,
+  );
+  const position = db.prepare<[number, number], number>(`SELECT count(*) FROM history WHERE instance_id = ? AND id <= ?`).pluck();
+  const patches = db.prepare<[number, number], string>(`SELECT patch_json FROM history_state WHERE instance_id = ? AND history_id <= ? ORDER BY id`).pluck();
+  const read = (instanceId: number, at: { historyId: number } | { atMs: number }): StateTimeline => {
+    const b = bounds.get(instanceId) ?? { first: null, last: null, firstAt: null, lastAt: null, n: 0 };
+    const row = 'historyId' in at ? byId.get(instanceId, at.historyId) : byTime.get(instanceId, at.atMs);
+    const range = { firstId: b.first, lastId: b.last, firstAt: b.firstAt, lastAt: b.lastAt, entries: b.n };
+    if (!row) return { range };
+    return { range, entry: toHistoryEvent(row), position: position.get(instanceId, row.id) ?? 0, patches: patches.all(instanceId, row.id).map((p) => JSON.parse(p) as StatePatch) };
+  };
+  return { stateTimeline: async (instanceId, at) => read(instanceId, at) };
+}

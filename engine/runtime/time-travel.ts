@@ -1,0 +1,121 @@
+/**
+ * Time travel (issue 14, seed v3): an instance rebuilt as it was right after one of its history
+ * entries, from the state patches every transition recorded (engine/store/history-state.ts).
+ *
+ * Every entry of one write transaction stands at the state that transaction committed: no reader
+ * ever saw a state between two entries of one transaction.
+ */
+import type { HistoryEvent, InstanceDetail, NodeState } from '../api/contract';
+import { EngineError } from '../errors';
+import type { StorageBackend } from '../store/port';
+import { foldStates, type StateDoc } from '../store/history-state';
+
+/** Where time travel stands: a history id (or its decimal text), or an ISO 8601 time (the last entry at or before it). */
+export type HistoryPoint = number | string;
+
+/** An instance as it was at a history entry, and that entry. */
+export interface InstanceAt {
+  /** The entry it stands at. */
+  at: HistoryEvent;
+  /** Where that entry is in the instance's history: 1-based, of `entries`. */
+  position: number;
+  entries: number;
+  /**
+   * The instance as it was (the `instance:get` shape). Rebuilt: `status`, `variables`, `error`,
+   * `suspension`, `pausedAt`, `held`, `startedAt`, `endedAt` and every node's state (status,
+   * attempt, maxAttempts, output, error, wait, completedSeq, startedAt, endedAt; `nextRunAt`
+   * from its wait). As now (they never change, or are not recorded): the ids, workflow,
+   * `businessKey`, `input`, `createdAt`, `deadlineAt`, `priority`, `version`. `updatedAt` is the
+   * entry's time; `children` is absent.
+   */
+  instance: InstanceDetail;
+}
+
+/** `at` as the read model takes it. @throws EngineError INVALID_INPUT (field `at`) when it is neither a history id nor an ISO time. */
+export function parseHistoryPoint(at: HistoryPoint): { historyId: number } | { atMs: number } {
+  if (typeof at === 'number') {
+    if (Number.isSafeInteger(at) && at > 0) return { historyId: at };
+  } else {
+    const text = at.trim();
+    if (/^\d+$/.test(text)) {
+      const n = Number(text);
+      if (Number.isSafeInteger(n) && n > 0) return { historyId: n };
+    } else if (/^\d{4}-\d{2}-\d{2}(T|$)/.test(text)) {
+      const ms = Date.parse(text);
+      if (Number.isFinite(ms)) return { atMs: ms };
+    }
+  }
+  throw new EngineError('INVALID_INPUT', `at: ${JSON.stringify(at)} is neither a history id (a positive integer) nor an ISO 8601 time (e.g. 2026-12-02T16:00:00Z)`, {
+    details: { field: 'at', value: at },
+  });
+}
+
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+const num = (v: unknown): number | null => (typeof v === 'number' ? v : null);
+
+/** The nodes of `doc` in the order of `order` (node ids; others after, by id). */
+function nodesOf(doc: StateDoc, order: readonly string[]): NodeState[] {
+  const ids = [...order.filter((id) => id in doc.nodes), ...Object.keys(doc.nodes).filter((id) => !order.includes(id)).sort()];
+  return ids.map((id) => {
+    const n = doc.nodes[id] ?? {};
+    const wait = n.wait as { kind?: string; until?: number } | undefined;
+    const node: NodeState = {
+      id,
+      status: str(n.status) ?? 'PENDING',
+      attempt: num(n.attempt) ?? 0,
+      maxAttempts: num(n.attemptLimit) ?? 0,
+      completedSeq: num(n.completedSeq),
+      startedAt: num(n.startedAt),
+      endedAt: num(n.endedAt),
+      nextRunAt: wait !== undefined && typeof wait.until === 'number' ? wait.until : null,
+    };
+    if ('output' in n) node.output = n.output;
+    if (n.error !== undefined) node.error = n.error;
+    // As instance:get shows it: a failure an error edge handled waits for nothing.
+    if (wait !== undefined && wait.kind !== 'handled') node.wait = wait;
+    return node;
+  });
+}
+
+/**
+ * Instance `id` as it was right after history entry `at` (see {@link InstanceAt}).
+ *
+ * @throws EngineError NOT_FOUND (no such instance); INVALID_INPUT with `details.field` "at": `at`
+ * is neither a history id nor an ISO time, or it names no entry of this instance (an id of
+ * another instance's entry, or a time before its first entry: `details.range` gives the
+ * instance's first and last entry).
+ */
+export async function stateAt(storage: StorageBackend, id: number, at: HistoryPoint): Promise<InstanceAt> {
+  const point = parseHistoryPoint(at);
+  const now = await storage.read.instance(id);
+  if (!now) throw new EngineError('NOT_FOUND', `instance ${id} does not exist`);
+  const t = await storage.read.stateTimeline(id, point);
+  if (!t.entry || !t.patches) {
+    const r = t.range;
+    const where =
+      r.entries === 0
+        ? 'it has no history'
+        : `its history runs from entry ${r.firstId} (${new Date(r.firstAt ?? 0).toISOString()}) to entry ${r.lastId} (${new Date(r.lastAt ?? 0).toISOString()})`;
+    const asked = 'historyId' in point ? `history entry ${point.historyId} is not one of instance ${id}'s` : `instance ${id} has no history entry at or before ${new Date(point.atMs).toISOString()}`;
+    throw new EngineError('INVALID_INPUT', `at: ${asked}; ${where}`, { details: { field: 'at', value: at, range: r } });
+  }
+  const doc = foldStates(t.patches);
+  const i = doc.instance;
+  const { children: _children, nodes: _nodes, ...fixed } = now;
+  const instance: InstanceDetail = {
+    ...fixed,
+    status: str(i.status) ?? now.status,
+    variables: doc.variables,
+    startedAt: num(i.startedAt),
+    endedAt: num(i.endedAt),
+    pausedAt: num(i.pausedAt),
+    held: i.held === 1,
+    updatedAt: t.entry.at,
+    nodes: nodesOf(doc, now.nodes.map((n) => n.id)),
+  };
+  delete instance.error;
+  delete instance.suspension;
+  if (i.error !== undefined) instance.error = i.error;
+  if (i.suspension !== undefined) instance.suspension = i.suspension;
+  return { at: t.entry, position: t.position ?? 0, entries: t.range.entries, instance };
+}
