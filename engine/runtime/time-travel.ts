@@ -8,7 +8,7 @@
 import type { HistoryEvent, InstanceDetail, NodeState } from '../api/contract';
 import { EngineError } from '../errors';
 import type { StorageBackend } from '../store/port';
-import { foldStates, type StateDoc } from '../store/history-state';
+import { decodeStatus, foldStates, type StateDoc } from '../store/history-state';
 
 /** Where time travel stands: a history id (or its decimal text), or an ISO 8601 time (the last entry at or before it). */
 export type HistoryPoint = number | string;
@@ -50,27 +50,29 @@ export function parseHistoryPoint(at: HistoryPoint): { historyId: number } | { a
   });
 }
 
-const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 const num = (v: unknown): number | null => (typeof v === 'number' ? v : null);
 
-/** The nodes of `doc` in the order of `order` (node ids; others after, by id). */
-function nodesOf(doc: StateDoc, order: readonly string[]): NodeState[] {
+/** A time of the document (ms since the instance's creation `base`) as epoch ms, or null. */
+const abs = (v: unknown, base: number): number | null => (typeof v === 'number' ? v + base : null);
+
+/** The nodes of `doc` in the order of `order` (node ids; others after, by id); times relative to `base`. */
+function nodesOf(doc: StateDoc, order: readonly string[], base: number): NodeState[] {
   const ids = [...order.filter((id) => id in doc.nodes), ...Object.keys(doc.nodes).filter((id) => !order.includes(id)).sort()];
   return ids.map((id) => {
     const n = doc.nodes[id] ?? {};
-    const wait = n.wait as { kind?: string; until?: number } | undefined;
+    const wait = n.w as { kind?: string; until?: number } | undefined;
     const node: NodeState = {
       id,
-      status: str(n.status) ?? 'PENDING',
-      attempt: num(n.attempt) ?? 0,
-      maxAttempts: num(n.attemptLimit) ?? 0,
-      completedSeq: num(n.completedSeq),
-      startedAt: num(n.startedAt),
-      endedAt: num(n.endedAt),
+      status: decodeStatus(n.s) ?? 'PENDING',
+      attempt: num(n.a) ?? 0,
+      maxAttempts: num(n.l) ?? 0,
+      completedSeq: num(n.q),
+      startedAt: abs(n.b, base),
+      endedAt: abs(n.f, base),
       nextRunAt: wait !== undefined && typeof wait.until === 'number' ? wait.until : null,
     };
-    if ('output' in n) node.output = n.output;
-    if (n.error !== undefined) node.error = n.error;
+    if (Array.isArray(n.o)) node.output = n.o[0];
+    if (n.e !== undefined) node.error = n.e;
     // As instance:get shows it: a failure an error edge handled waits for nothing.
     if (wait !== undefined && wait.kind !== 'handled') node.wait = wait;
     return node;
@@ -104,18 +106,18 @@ export async function stateAt(storage: StorageBackend, id: number, at: HistoryPo
   const { children: _children, nodes: _nodes, ...fixed } = now;
   const instance: InstanceDetail = {
     ...fixed,
-    status: str(i.status) ?? now.status,
+    status: decodeStatus(i.s) ?? now.status,
     variables: doc.variables,
-    startedAt: num(i.startedAt),
-    endedAt: num(i.endedAt),
-    pausedAt: num(i.pausedAt),
-    held: i.held === 1,
+    startedAt: abs(i.b, now.createdAt),
+    endedAt: abs(i.f, now.createdAt),
+    pausedAt: abs(i.p, now.createdAt),
+    held: i.h === 1,
     updatedAt: t.entry.at,
-    nodes: nodesOf(doc, now.nodes.map((n) => n.id)),
+    nodes: nodesOf(doc, now.nodes.map((n) => n.id), now.createdAt),
   };
   delete instance.error;
   delete instance.suspension;
-  if (i.error !== undefined) instance.error = i.error;
-  if (i.suspension !== undefined) instance.suspension = i.suspension;
+  if (i.e !== undefined) instance.error = i.e;
+  if (i.u !== undefined) instance.suspension = i.u;
   return { at: t.entry, position: t.position ?? 0, entries: t.range.entries, instance };
 }

@@ -10,9 +10,10 @@
  * changed — never whole copies. The patch is keyed by the FIRST history entry the transaction
  * appended for that instance, so every entry of one transaction stands at the state that
  * transaction committed (no reader ever saw a state between two entries of one transaction). A
- * transaction that changes an instance without appending any history entry for it (a child's
- * progress counted in its parent's wait) records its patch unkeyed; the instance's next entry
- * claims it, so the change shows from that entry on.
+ * transaction that changes an instance without appending any history entry for it (a claim
+ * starting an attempt, a child's progress counted in its parent's wait) leaves its patch
+ * pending (key 0), composed with any pending one; the instance's next entry takes it over,
+ * composed with its own, so the change shows from that entry on and costs no row of its own.
  *
  * {@link trackStates} wraps a transaction's queries: before the first change of an instance it
  * reads the instance's state, and at the end of the transaction it reads it again and records the
@@ -23,19 +24,21 @@ import type { WriteQueries } from './port';
 import type { HistoryQueries, InstanceQueries, NodeQueries } from './queries';
 
 /**
- * One record of fields (instance fields, or one node's). A field whose value is null is absent
- * (so a new node costs only its non-null fields), except a node's `output`, where null is a result.
+ * One record of fields (an instance's, or one node's), keyed compactly (see {@link StateDoc}). A
+ * field that is null, or a counter that is 0, is absent: a new node costs only what it has.
  */
 export type FieldDoc = Record<string, unknown>;
 
 /**
- * An instance's state as time travel rebuilds it.
+ * An instance's state as time travel records it, compact: one-letter keys, times in ms since
+ * the instance was created.
  *
- * - `instance`: `status`, `version`, `error`, `suspension`, `endStatus`, `pausedAt`, `startedAt`,
- *   `endedAt` (epoch ms), `held` (1 while waiting for a concurrency slot); null fields absent.
+ * - `instance`: `s` status (one letter, {@link encodeStatus}), `e` error, `u` suspension, `x` endStatus, `p` pausedAt, `b` startedAt,
+ *   `f` endedAt, `h` held (1 while waiting for a concurrency slot).
  * - `variables`: the globals.
- * - `nodes`: by node id, `status`, `attempt`, `attemptLimit`, `pendingIn`, `takenIn`, `output`
- *   (absent while none was recorded), `error`, `wait`, `completedSeq`, `startedAt`, `endedAt`.
+ * - `nodes`: by node id, `s` status (one letter), `a` attempt, `l` attemptLimit, `i` pendingIn, `t` takenIn,
+ *   `o` output boxed as `[value]` (absent while none was recorded: a null result is `[null]`),
+ *   `e` error, `w` wait, `q` completedSeq, `b` startedAt, `f` endedAt.
  */
 export interface StateDoc {
   instance: FieldDoc;
@@ -43,17 +46,44 @@ export interface StateDoc {
   nodes: Record<string, FieldDoc>;
 }
 
-/** The change of one record: `s` sets keys (to these values), `d` deletes keys. */
-export interface FieldDiff {
-  s?: Record<string, unknown>;
-  d?: string[];
+/**
+ * What one transaction changed of an instance's {@link StateDoc} (a JSON merge patch, RFC 7386,
+ * one level deep): `i` instance fields and `n` node fields set to a value, or null for removed;
+ * `v` variables by top-level key: `[value]` set (boxed, so that null stays a value), null
+ * removed, or a node id: the value is that node's output as this patch sets it (a variable
+ * written from a result is not stored twice).
+ */
+export interface StatePatch {
+  i?: FieldDoc;
+  v?: Record<string, unknown>;
+  n?: Record<string, FieldDoc>;
 }
 
-/** What one transaction changed of an instance's {@link StateDoc}: instance fields, variables, nodes. */
-export interface StatePatch {
-  i?: FieldDiff;
-  v?: FieldDiff;
-  n?: Record<string, FieldDiff>;
+/** Statuses (instance and node) as {@link StateDoc} stores them: one letter each; any other is stored whole. */
+const STATUS_CODES: Readonly<Record<string, string>> = {
+  PENDING: 'P',
+  READY: 'Y',
+  RUNNING: 'R',
+  WAITING: 'W',
+  RETRYING: 'T',
+  SUSPENDED: 'U',
+  COMPLETED: 'C',
+  FAILED: 'F',
+  SKIPPED: 'S',
+  COMPENSATING: 'K',
+  COMPENSATED: 'D',
+  CANCELLED: 'X',
+};
+const STATUS_NAMES: Readonly<Record<string, string>> = Object.fromEntries(Object.entries(STATUS_CODES).map(([name, code]) => [code, name]));
+
+/** A status as {@link StateDoc} stores it. */
+export function encodeStatus(status: string): string {
+  return STATUS_CODES[status] ?? status;
+}
+
+/** A status {@link encodeStatus} stored, by its name; undefined when `code` is not a string. */
+export function decodeStatus(code: unknown): string | undefined {
+  return typeof code === 'string' ? (STATUS_NAMES[code] ?? code) : undefined;
 }
 
 /** The state of an instance that does not exist yet. */
@@ -61,25 +91,24 @@ export function emptyState(): StateDoc {
   return { instance: {}, variables: {}, nodes: {} };
 }
 
-const same = (a: unknown, b: unknown): boolean => a === b || JSON.stringify(a) === JSON.stringify(b);
+const text = (v: unknown): string => JSON.stringify(v) ?? 'undefined';
 
-/** The change from `before` to `after` (top-level keys, values compared as JSON), or undefined when none. */
-export function diffFields(before: Record<string, unknown>, after: Record<string, unknown>): FieldDiff | undefined {
-  const s: Record<string, unknown> = {};
-  const d: string[] = [];
-  for (const [k, v] of Object.entries(after)) if (!(k in before) || !same(before[k], v)) s[k] = v;
-  for (const k of Object.keys(before)) if (!(k in after)) d.push(k);
-  const hasSet = Object.keys(s).length > 0;
-  if (!hasSet && d.length === 0) return undefined;
-  return { ...(hasSet ? { s } : {}), ...(d.length > 0 ? { d } : {}) };
+/** The merge patch from `before` to `after` (neither holds a null value), or undefined when equal. */
+export function diffFields(before: FieldDoc, after: FieldDoc): FieldDoc | undefined {
+  let out: FieldDoc | undefined;
+  for (const [k, v] of Object.entries(after)) if (!(k in before) || (before[k] !== v && text(before[k]) !== text(v))) (out ??= {})[k] = v;
+  for (const k of Object.keys(before)) if (!(k in after)) (out ??= {})[k] = null;
+  return out;
 }
 
-/** Applies a {@link FieldDiff} to a copy of `doc`. */
-export function applyFields(doc: Record<string, unknown>, diff: FieldDiff | undefined): Record<string, unknown> {
-  if (!diff) return doc;
+/** `doc` with a merge patch applied (a copy). */
+export function applyFields(doc: FieldDoc, patch: FieldDoc | undefined): FieldDoc {
+  if (!patch) return doc;
   const out = { ...doc };
-  for (const k of diff.d ?? []) delete out[k];
-  for (const [k, v] of Object.entries(diff.s ?? {})) out[k] = v;
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = v;
+  }
   return out;
 }
 
@@ -88,22 +117,67 @@ export function diffState(before: StateDoc, after: StateDoc): StatePatch | undef
   const patch: StatePatch = {};
   const i = diffFields(before.instance, after.instance);
   if (i) patch.i = i;
-  const v = diffFields(before.variables, after.variables);
-  if (v) patch.v = v;
-  const n: Record<string, FieldDiff> = {};
+  const n: Record<string, FieldDoc> = {};
+  // Outputs this patch sets, by their JSON: a variable equal to one refers to it.
+  const outputs = new Map<string, string>();
   for (const [id, node] of Object.entries(after.nodes)) {
     const d = diffFields(before.nodes[id] ?? {}, node);
-    if (d) n[id] = d;
+    if (!d) continue;
+    n[id] = d;
+    const o = d.o;
+    if (Array.isArray(o)) outputs.set(text(o[0]), id);
   }
   if (Object.keys(n).length > 0) patch.n = n;
+  const v: Record<string, unknown> = {};
+  let vars = false;
+  for (const [k, value] of Object.entries(after.variables)) {
+    if (k in before.variables && text(before.variables[k]) === text(value)) continue;
+    const t = text(value);
+    const ref = outputs.get(t);
+    v[k] = ref !== undefined && ref.length < t.length ? ref : [value];
+    vars = true;
+  }
+  for (const k of Object.keys(before.variables)) {
+    if (!(k in after.variables)) {
+      v[k] = null;
+      vars = true;
+    }
+  }
+  if (vars) patch.v = v;
   return patch.i || patch.v || patch.n ? patch : undefined;
 }
 
-/** Applies a {@link StatePatch} to a copy of `doc`. */
+/** `doc` with `patch` applied (a copy). */
 export function applyState(doc: StateDoc, patch: StatePatch): StateDoc {
   const nodes = { ...doc.nodes };
   for (const [id, d] of Object.entries(patch.n ?? {})) nodes[id] = applyFields(nodes[id] ?? {}, d);
-  return { instance: applyFields(doc.instance, patch.i), variables: applyFields(doc.variables, patch.v), nodes };
+  const variables = { ...doc.variables };
+  for (const [k, v] of Object.entries(patch.v ?? {})) {
+    if (v === null) delete variables[k];
+    else if (Array.isArray(v)) variables[k] = v[0];
+    else if (typeof v === 'string') variables[k] = (nodes[v]?.o as unknown[] | undefined)?.[0];
+  }
+  return { instance: applyFields(doc.instance, patch.i), variables, nodes };
+}
+
+/**
+ * One patch doing what `a` then `b` do. Fields: `b`'s win. A variable of `a` that refers to a
+ * node output `b` changes is resolved to `a`'s value first.
+ */
+export function composePatches(a: StatePatch, b: StatePatch): StatePatch {
+  const out: StatePatch = {};
+  if (a.i || b.i) out.i = { ...a.i, ...b.i };
+  if (a.n || b.n) {
+    const n: Record<string, FieldDoc> = { ...a.n };
+    for (const [id, d] of Object.entries(b.n ?? {})) n[id] = { ...a.n?.[id], ...d };
+    out.n = n;
+  }
+  if (a.v || b.v) {
+    const v: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(a.v ?? {})) v[k] = typeof x === 'string' && b.n?.[x] !== undefined && 'o' in (b.n[x] as FieldDoc) ? a.n?.[x]?.o : x;
+    out.v = { ...v, ...b.v };
+  }
+  return out;
 }
 
 /** The state after folding `patches` (oldest first) over the empty state. */
@@ -120,13 +194,14 @@ export interface StateQueries {
    * undefined when it does not exist.
    */
   snapshot(instanceId: number): StateDoc | undefined;
+  /** The instance's pending patch (changes since its last entry that no entry showed yet), or undefined. */
+  pending(instanceId: number): StatePatch | undefined;
   /**
-   * Records a transaction's patch of an instance, keyed by `historyId` (the first entry the
-   * transaction appended for it), or unkeyed (`historyId` null) when it appended none. A keyed
-   * record first claims the instance's unkeyed ones (they take the same key: they happened after
-   * the entry before, and show from this one); without `patch` it only claims.
+   * Records `patch` of an instance under `historyId` (the first entry the transaction appended
+   * for it), or as its pending patch (`historyId` 0), replacing the pending one; a keyed record
+   * with `clearPending` deletes the pending patch (the caller composed it into `patch`).
    */
-  record(p: { instanceId: number; historyId: number | null; patch?: StatePatch }): void;
+  record(p: { instanceId: number; historyId: number; patch: StatePatch; clearPending: boolean }): void;
 }
 
 /** Methods of the instance and node families that change nothing (every other one may change an instance's state). */
@@ -205,18 +280,23 @@ export function trackStates(q: WriteQueries): StateTracking {
     deadLetter: (p) => q.history.deadLetter(p),
   };
   const queries: WriteQueries = { ...q, instances: wrap(q.instances, 'insert'), nodes: wrap(q.nodes), history };
+  const save = (id: number, patch: StatePatch | undefined): void => {
+    const historyId = firstEntry.get(id) ?? 0;
+    const pending = states.pending(id);
+    const merged = pending && patch ? composePatches(pending, patch) : (pending ?? patch);
+    if (!merged || (historyId === 0 && !patch)) return;
+    states.record({ instanceId: id, historyId, patch: merged, clearPending: pending !== undefined && historyId !== 0 });
+  };
   return {
     queries,
     finish() {
       for (const [id, was] of before) {
         const now = states.snapshot(id);
         if (!now) continue; // deleted in this transaction
-        const patch = diffState(was ?? emptyState(), now);
-        const historyId = firstEntry.get(id) ?? null;
-        if (patch || historyId !== null) states.record({ instanceId: id, historyId, ...(patch ? { patch } : {}) });
+        save(id, diffState(was ?? emptyState(), now));
       }
-      // Entries of instances this transaction did not change still claim earlier unkeyed changes.
-      for (const [id, historyId] of firstEntry) if (!before.has(id)) states.record({ instanceId: id, historyId });
+      // Entries of instances this transaction did not change still show their pending changes.
+      for (const id of firstEntry.keys()) if (!before.has(id)) save(id, undefined);
     },
   };
 }

@@ -1,19 +1,19 @@
 /**
  * Migration 10: time travel's record (engine/store/history-state.ts).
  *
- * - `history_state`: one row per write transaction and instance it changed, `patch_json` the
- *   compact change of the instance's state (variables by top-level key, instance fields, node
- *   fields), `history_id` the first history entry that transaction appended for the instance
- *   (NULL while it appended none: the instance's next entry claims the row). The state after
- *   history entry E is the fold of the instance's rows with `history_id <= E`, in `id` order.
- *   No foreign key: retention deletes these rows with the instance's history.
+ * - `history_state`: the compact change of an instance's state (`patch_json`: variables by
+ *   top-level key, instance fields, node fields) made by the write transaction that appended
+ *   history entry `history_id` (its first entry for the instance). The state after entry E is
+ *   the fold of the instance's rows with 0 < `history_id` <= E, in `history_id` order. At most one
+ *   row per instance has `history_id` 0: changes no entry showed yet, taken over by the next entry.
+ *   One b-tree (WITHOUT ROWID, keyed as it is read); no foreign key: retention deletes these rows
+ *   with the instance's history.
  */
 export const sql = /* sql */ `
 CREATE TABLE history_state (
-  id INTEGER PRIMARY KEY,
   instance_id INTEGER NOT NULL,
-  history_id INTEGER,
-  patch_json TEXT NOT NULL
-) STRICT;
-CREATE INDEX history_state_instance ON history_state (instance_id, history_id);
+  history_id INTEGER NOT NULL,
+  patch_json TEXT NOT NULL,
+  PRIMARY KEY (instance_id, history_id)
+) STRICT, WITHOUT ROWID;
 `;

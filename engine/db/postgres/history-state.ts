@@ -21,8 +21,10 @@ import type { PgTx } from './queries/context';
 
 const INSTANCE = `SELECT ${selectList(STATE_INSTANCE_COLS, true)} FROM instance WHERE id = $1`;
 const NODES = `SELECT ${selectList(STATE_NODE_COLS, true)} FROM node_state WHERE instance_id = $1`;
-const CLAIM = `UPDATE history_state SET history_id = $1 WHERE instance_id = $2 AND history_id IS NULL`;
-const INSERT = `INSERT INTO history_state (instance_id, history_id, patch_json) VALUES ($1, $2, $3)`;
+const PENDING = `SELECT patch_json FROM history_state WHERE instance_id = $1 AND history_id = 0`;
+const CLEAR = `DELETE FROM history_state WHERE instance_id = $1 AND history_id = 0`;
+const PUT = `INSERT INTO history_state (instance_id, history_id, patch_json) VALUES ($1, $2, $3)
+  ON CONFLICT (instance_id, history_id) DO UPDATE SET patch_json = excluded.patch_json`;
 
 /** {@link StateQueries} over the transaction `tx`. */
 export function createStateQueries(tx: PgTx): StateQueries {
@@ -32,9 +34,13 @@ export function createStateQueries(tx: PgTx): StateQueries {
       const i = tx.run<RawStateInstance>(INSTANCE, [id]).rows[0];
       return i === undefined ? undefined : toStateDoc(id, i, tx.run<RawStateNode>(NODES, [id]).rows);
     },
-    record: ({ instanceId, historyId, patch }) => {
-      if (historyId !== null) tx.exec(CLAIM, [historyId, instanceId]);
-      if (patch) tx.exec(INSERT, [instanceId, historyId, JSON.stringify(patch)]);
+    pending: (id) => {
+      const p = tx.run<{ patch_json: string }>(PENDING, [id]).rows[0];
+      return p === undefined ? undefined : (JSON.parse(p.patch_json) as StatePatch);
+    },
+    record: ({ instanceId, historyId, patch, clearPending }) => {
+      if (clearPending) tx.exec(CLEAR, [instanceId]);
+      tx.exec(PUT, [instanceId, historyId, JSON.stringify(patch)]);
     },
   };
 }
@@ -58,7 +64,7 @@ export function createPostgresStateReads(db: PgQueryable): Pick<ReadModel, TimeT
       if (!row) return { range };
       const patches = await rowsOf<{ patch_json: string }>(
         db,
-        `SELECT patch_json FROM history_state WHERE instance_id = $1 AND history_id <= $2 ORDER BY id`,
+        `SELECT patch_json FROM history_state WHERE instance_id = $1 AND history_id > 0 AND history_id <= $2 ORDER BY history_id`,
         [instanceId, row.id],
       );
       const position = await rowOf<{ n: number }>(db, `SELECT count(*)::int AS n FROM history WHERE instance_id = $1 AND id <= $2`, [instanceId, row.id]);

@@ -8,7 +8,7 @@
 import type Database from 'better-sqlite3';
 import type { HistoryEvent } from '../../api/contract';
 import type { ReadModel, StateTimeline, TimeTravelReads } from '../../store/port';
-import type { FieldDoc, StateDoc, StatePatch, StateQueries } from '../../store/history-state';
+import { encodeStatus, type FieldDoc, type StateDoc, type StatePatch, type StateQueries } from '../../store/history-state';
 import { parseStored } from './stored-json';
 
 /** An instance's state columns as both backends select them. */
@@ -22,6 +22,7 @@ export interface RawStateInstance {
   startedAt: number | null;
   endedAt: number | null;
   held: number;
+  createdAt: number;
 }
 
 /** A node's state columns as both backends select them. */
@@ -51,6 +52,7 @@ export const STATE_INSTANCE_COLS = [
   ['started_at', 'startedAt'],
   ['ended_at', 'endedAt'],
   ['held', 'held'],
+  ['created_at', 'createdAt'],
 ] as const;
 
 /** The node columns of a state document. */
@@ -81,37 +83,44 @@ function compact(doc: Record<string, unknown>): FieldDoc {
   return out;
 }
 
+/** A counter as FieldDoc keeps it: absent (null) when 0. */
+const count = (n: number): number | null => (n === 0 ? null : n);
+
+/** A time relative to the instance's creation (see StateDoc), or null. */
+const rel = (t: number | null, base: number): number | null => (t === null ? null : t - base);
+
 /** The state document of one instance from its rows (engine/store/history-state.ts StateDoc). */
 export function toStateDoc(id: number, i: RawStateInstance, nodes: readonly RawStateNode[]): StateDoc {
+  const base = i.createdAt;
   const doc: StateDoc = {
     instance: compact({
-      status: i.status,
-      error: i.errorJson === null ? null : parseStored(i.errorJson, id, 'error_json'),
-      suspension: i.suspensionJson === null ? null : parseStored(i.suspensionJson, id, 'suspension_json'),
-      endStatus: i.endStatus,
-      pausedAt: i.pausedAt,
-      startedAt: i.startedAt,
-      endedAt: i.endedAt,
-      held: i.held === 0 ? null : i.held,
+      s: encodeStatus(i.status),
+      e: i.errorJson === null ? null : parseStored(i.errorJson, id, 'error_json'),
+      u: i.suspensionJson === null ? null : parseStored(i.suspensionJson, id, 'suspension_json'),
+      x: i.endStatus,
+      p: rel(i.pausedAt, base),
+      b: rel(i.startedAt, base),
+      f: rel(i.endedAt, base),
+      h: count(i.held),
     }),
     variables: parseStored<Record<string, unknown>>(i.variablesJson, id, 'variables_json'),
     nodes: {},
   };
   for (const n of nodes) {
     const node = compact({
-      status: n.status,
-      attempt: n.attempt,
-      attemptLimit: n.attemptLimit,
-      pendingIn: n.pendingIn,
-      takenIn: n.takenIn,
-      error: n.errorJson === null ? null : parseStored(n.errorJson, id, 'error_json', n.nodeId),
-      wait: n.waitJson === null ? null : parseStored(n.waitJson, id, 'wait_json', n.nodeId),
-      completedSeq: n.completedSeq,
-      startedAt: n.startedAt,
-      endedAt: n.endedAt,
+      s: encodeStatus(n.status),
+      a: count(n.attempt),
+      l: n.attemptLimit,
+      i: count(n.pendingIn),
+      t: count(n.takenIn),
+      e: n.errorJson === null ? null : parseStored(n.errorJson, id, 'error_json', n.nodeId),
+      w: n.waitJson === null ? null : parseStored(n.waitJson, id, 'wait_json', n.nodeId),
+      q: n.completedSeq,
+      b: rel(n.startedAt, base),
+      f: rel(n.endedAt, base),
     });
-    // A null result is a result: only a missing one is absent.
-    if (n.outputJson !== null) node.output = parseStored(n.outputJson, id, 'output_json', n.nodeId);
+    // Boxed: a null result is a result; only a missing one is absent.
+    if (n.outputJson !== null) node.o = [parseStored(n.outputJson, id, 'output_json', n.nodeId)];
     doc.nodes[n.nodeId] = node;
   }
   return doc;
@@ -121,16 +130,21 @@ export function toStateDoc(id: number, i: RawStateInstance, nodes: readonly RawS
 export function createStateQueries(db: Database.Database): StateQueries {
   const instance = db.prepare<[number], RawStateInstance>(`SELECT ${selectList(STATE_INSTANCE_COLS, false)} FROM instance WHERE id = ?`);
   const nodes = db.prepare<[number], RawStateNode>(`SELECT ${selectList(STATE_NODE_COLS, false)} FROM node_state WHERE instance_id = ?`);
-  const claim = db.prepare<[number, number]>(`UPDATE history_state SET history_id = ? WHERE instance_id = ? AND history_id IS NULL`);
-  const insert = db.prepare<[number, number | null, string]>(`INSERT INTO history_state (instance_id, history_id, patch_json) VALUES (?, ?, ?)`);
+  const pending = db.prepare<[number], string>(`SELECT patch_json FROM history_state WHERE instance_id = ? AND history_id = 0`).pluck();
+  const clear = db.prepare<[number]>(`DELETE FROM history_state WHERE instance_id = ? AND history_id = 0`);
+  const put = db.prepare<[number, number, string]>(`INSERT OR REPLACE INTO history_state (instance_id, history_id, patch_json) VALUES (?, ?, ?)`);
   return {
     snapshot: (id) => {
       const i = instance.get(id);
       return i === undefined ? undefined : toStateDoc(id, i, nodes.all(id));
     },
-    record: ({ instanceId, historyId, patch }) => {
-      if (historyId !== null) claim.run(historyId, instanceId);
-      if (patch) insert.run(instanceId, historyId, JSON.stringify(patch));
+    pending: (id) => {
+      const p = pending.get(id);
+      return p === undefined ? undefined : (JSON.parse(p) as StatePatch);
+    },
+    record: ({ instanceId, historyId, patch, clearPending }) => {
+      if (clearPending) clear.run(instanceId);
+      put.run(instanceId, historyId, JSON.stringify(patch));
     },
   };
 }
@@ -160,7 +174,7 @@ export function createStateReads(db: Database.Database): Pick<ReadModel, TimeTra
     `SELECT min(id) AS first, max(id) AS last, min(at) AS firstAt, max(at) AS lastAt, count(*) AS n FROM history WHERE instance_id = ?`,
   );
   const position = db.prepare<[number, number], number>(`SELECT count(*) FROM history WHERE instance_id = ? AND id <= ?`).pluck();
-  const patches = db.prepare<[number, number], string>(`SELECT patch_json FROM history_state WHERE instance_id = ? AND history_id <= ? ORDER BY id`).pluck();
+  const patches = db.prepare<[number, number], string>(`SELECT patch_json FROM history_state WHERE instance_id = ? AND history_id > 0 AND history_id <= ? ORDER BY history_id`).pluck();
   const read = (instanceId: number, at: { historyId: number } | { atMs: number }): StateTimeline => {
     const b = bounds.get(instanceId) ?? { first: null, last: null, firstAt: null, lastAt: null, n: 0 };
     const row = 'historyId' in at ? byId.get(instanceId, at.historyId) : byTime.get(instanceId, at.atMs);

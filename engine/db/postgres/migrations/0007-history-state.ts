@@ -4,10 +4,9 @@
  */
 export const sql = /* sql */ `
 CREATE TABLE history_state (
-  id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   instance_id BIGINT NOT NULL,
-  history_id BIGINT,
-  patch_json TEXT NOT NULL
+  history_id BIGINT NOT NULL,
+  patch_json TEXT NOT NULL,
+  PRIMARY KEY (instance_id, history_id)
 );
-CREATE INDEX history_state_instance ON history_state (instance_id, history_id);
 `;
