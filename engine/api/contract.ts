@@ -263,6 +263,17 @@ export const contract = {
     input: z.strictObject({ id: rowId, at: historyPoint }),
     output: z.object({ at: HistoryEventSchema, position: z.number(), entries: z.number(), instance: InstanceDetailSchema }),
   },
+  /**
+   * "Start a copy from here" (fork): a new instance of the same workflow version from the state
+   * right after history entry `at` (as `instance:stateAt` names it): its variables then; nodes
+   * done then keep their results and do not run; the others run. Its history starts with
+   * `instance.created` carrying `forkedFrom: { id, at }` (`at` the entry's id); the source's
+   * history gets `instance.forked`. Errors as `instance:stateAt`.
+   */
+  'instance:fork': {
+    input: z.strictObject({ id: rowId, at: historyPoint, actor }),
+    output: InstanceStateSchema,
+  },
   /** An instance's history, oldest first, after `afterId` (paging), at most `limit`. */
   'instance:history': {
     input: z.strictObject({

@@ -128,6 +128,8 @@ export function createHandlers(engine: Engine): Handlers {
 
     'instance:stateAt': async ({ id, at }) => engine.stateAt(id, at),
 
+    'instance:fork': async ({ id, at, actor }) => stateOf(await engine.fork(id, at, { actor })),
+
     'instance:history': async ({ id, afterId, limit }) => {
       const events = await engine.history(id, afterId, limit);
       // An empty first page may mean "no such instance": say so rather than answer [].

@@ -6,8 +6,10 @@
  * ever saw a state between two entries of one transaction.
  */
 import type { HistoryEvent, InstanceDetail, NodeState } from '../api/contract';
-import { EngineError } from '../errors';
-import type { StorageBackend } from '../store/port';
+import { EngineError, type SerializedError } from '../errors';
+import type { CompiledWorkflow } from './compiled';
+import type { ForkNode } from './state-machine/fork';
+import type { InstanceView, StorageBackend } from '../store/port';
 import { decodeStatus, foldStates, type StateDoc } from '../store/history-state';
 
 /** Where time travel stands: a history id (or its decimal text), or an ISO 8601 time (the last entry at or before it). */
@@ -88,6 +90,33 @@ function nodesOf(doc: StateDoc, order: readonly string[], base: number): NodeSta
  * instance's first and last entry).
  */
 export async function stateAt(storage: StorageBackend, id: number, at: HistoryPoint): Promise<InstanceAt> {
+  const { now, doc, entry, position, entries } = await loadState(storage, id, at);
+  const i = doc.instance;
+  const { children: _children, nodes: _nodes, ...fixed } = now;
+  const instance: InstanceDetail = {
+    ...fixed,
+    status: decodeStatus(i.s) ?? now.status,
+    variables: doc.variables,
+    startedAt: abs(i.b, now.createdAt),
+    endedAt: abs(i.f, now.createdAt),
+    pausedAt: abs(i.p, now.createdAt),
+    held: i.h === 1,
+    updatedAt: entry.at,
+    nodes: nodesOf(doc, now.nodes.map((n) => n.id), now.createdAt),
+  };
+  delete instance.error;
+  delete instance.suspension;
+  if (i.e !== undefined) instance.error = i.e;
+  if (i.u !== undefined) instance.suspension = i.u;
+  return { at: entry, position, entries, instance };
+}
+
+/** The instance as it is now, its state document at `at`, and the entry (see {@link stateAt}; throws as it does). */
+export async function loadState(
+  storage: StorageBackend,
+  id: number,
+  at: HistoryPoint,
+): Promise<{ now: InstanceView; doc: StateDoc; entry: HistoryEvent; position: number; entries: number }> {
   const point = parseHistoryPoint(at);
   const now = await storage.read.instance(id);
   if (!now) throw new EngineError('NOT_FOUND', `instance ${id} does not exist`);
@@ -101,23 +130,36 @@ export async function stateAt(storage: StorageBackend, id: number, at: HistoryPo
     const asked = 'historyId' in point ? `history entry ${point.historyId} is not one of instance ${id}'s` : `instance ${id} has no history entry at or before ${new Date(point.atMs).toISOString()}`;
     throw new EngineError('INVALID_INPUT', `at: ${asked}; ${where}`, { details: { field: 'at', value: at, range: r } });
   }
-  const doc = foldStates(t.patches);
-  const i = doc.instance;
-  const { children: _children, nodes: _nodes, ...fixed } = now;
-  const instance: InstanceDetail = {
-    ...fixed,
-    status: decodeStatus(i.s) ?? now.status,
-    variables: doc.variables,
-    startedAt: abs(i.b, now.createdAt),
-    endedAt: abs(i.f, now.createdAt),
-    pausedAt: abs(i.p, now.createdAt),
-    held: i.h === 1,
-    updatedAt: t.entry.at,
-    nodes: nodesOf(doc, now.nodes.map((n) => n.id), now.createdAt),
-  };
-  delete instance.error;
-  delete instance.suspension;
-  if (i.e !== undefined) instance.error = i.e;
-  if (i.u !== undefined) instance.suspension = i.u;
-  return { at: t.entry, position: t.position ?? 0, entries: t.range.entries, instance };
+  return { now, doc: foldStates(t.patches), entry: t.entry, position: t.position ?? 0, entries: t.range.entries };
+}
+
+/**
+ * How a fork of `wf` starts from state `doc` (engine/runtime/state-machine/fork.ts): nodes done
+ * at that entry keep their results and do not run — COMPLETED; SKIPPED; FAILED with the failure
+ * handled by an error edge; and COMPENSATING or COMPENSATED, which had completed (the copy starts
+ * from before the rollback) — and every other node runs: READY when all its incoming edges were
+ * resolved (it had started, or was about to), else PENDING with the edges resolved then.
+ */
+export function planFork(doc: StateDoc, wf: CompiledWorkflow): ForkNode[] {
+  const out: ForkNode[] = [];
+  for (const node of wf.nodes.values()) {
+    const n = doc.nodes[node.id] ?? {};
+    const status = decodeStatus(n.s);
+    const wait = n.w as { kind?: string } | undefined;
+    const output = Array.isArray(n.o) ? (n.o[0] as unknown) : null;
+    if (status === 'COMPLETED' || status === 'COMPENSATED' || status === 'COMPENSATING') {
+      out.push({ nodeId: node.id, kind: 'completed', output, seq: num(n.q) ?? 0 });
+    } else if (status === 'SKIPPED') {
+      out.push({ nodeId: node.id, kind: 'skipped' });
+    } else if (status === 'FAILED' && wait?.kind === 'handled') {
+      out.push({ nodeId: node.id, kind: 'handled', error: n.e as SerializedError });
+    } else {
+      // A node the state does not know (none: every node is created with its instance) waits for all its edges.
+      const pendingIn = status === undefined ? node.incoming.length : (num(n.i) ?? 0);
+      const taken = status === undefined ? 0 : (num(n.t) ?? 0);
+      if (pendingIn === 0) out.push({ nodeId: node.id, kind: 'ready' });
+      else out.push({ nodeId: node.id, kind: 'pending', taken, notTaken: Math.max(0, node.incoming.length - pendingIn - taken) });
+    }
+  }
+  return out;
 }

@@ -99,7 +99,7 @@ describe('time travel: stateAt for every history entry equals the state the engi
   let fleet: DeviceFleetServer;
   let ctx: ReturnType<typeof tempEngine>;
   beforeAll(async () => {
-    fleet = await startDeviceServer({ size: 10 });
+    fleet = await startDeviceServer({ size: 20 });
   });
   afterAll(async () => fleet.close());
   afterEach(async () => ctx.close());
@@ -208,5 +208,95 @@ describe('time travel: stateAt for every history entry equals the state the engi
     expect(bad).toMatchObject({ ok: false, error: { code: 'INVALID_INPUT', details: { field: 'at' } } });
     expect(bad.ok ? '' : bad.error.message).toMatch(/^at: /);
     expect(await call({ id, at: -3 })).toMatchObject({ ok: false, error: { code: 'BAD_REQUEST' } });
+  });
+
+  it('fork: a copy of a suspended OTA run from its suspension re-runs only what was not done, and records where it came from', async () => {
+    // Given a flaky device's run SUSPENDED at verify, then the device repaired
+    ctx = tempEngine();
+    const { engine } = ctx;
+    await engine.deploy(OTA);
+    const device = [...fleet.devices.values()].find((d) => d.fate === 'flaky' && !d.repaired)?.id as string;
+    const source = await engine.start('ota-upgrade', { variables: { deviceId: device, baseUrl: fleet.baseUrl, targetVersion: fleet.targetVersion } });
+    const suspended = await runToSettled(engine, source);
+    expect(suspended.status).toBe('SUSPENDED');
+    const entry = (await engine.history(source)).at(-1) as HistoryEvent;
+    fleet.repair(device);
+    const calls = (endpoint: string) => fleet.calls.filter((c) => c.deviceId === device && c.endpoint === endpoint).length;
+    const before = { check: calls('check'), download: calls('download'), flash: calls('flash'), reboot: calls('reboot'), health: calls('health') };
+    // When a copy is started from that entry through the API and run to its end
+    const h = createHandlers(engine);
+    const forked = await dispatch(h, 'instance:fork', { id: source, at: entry.id, actor: 'ops' });
+    expect(forked).toMatchObject({ ok: true, value: { status: 'PENDING' } });
+    const forkId = (forked as { value: { id: number } }).value.id;
+    const copy = await runToSettled(engine, forkId);
+    // Then it completes, calling only the health check again: the nodes done before kept their results
+    expect(copy.status).toBe('COMPLETED');
+    expect(calls('check') - before.check).toBe(0);
+    expect(calls('download') - before.download).toBe(0);
+    expect(calls('flash') - before.flash).toBe(0);
+    expect(calls('reboot') - before.reboot).toBe(0);
+    expect(calls('health') - before.health).toBeGreaterThan(0);
+    for (const id of ['check', 'download', 'flash', 'reboot', 'settle']) {
+      const was = suspended.nodes.find((n) => n.id === id);
+      const now = copy.nodes.find((n) => n.id === id);
+      expect(now?.status, id).toBe('COMPLETED');
+      expect(now?.output, id).toEqual(was?.output);
+    }
+    expect(copy.nodes.find((n) => n.id === 'verify')).toMatchObject({ status: 'COMPLETED', attempt: 1 });
+    expect(copy.variables.health).toMatchObject({ healthy: true });
+    expect(copy.workflowId).toBe(suspended.workflowId);
+    // And its history says where it came from; the source's says it was copied
+    const first = (await engine.history(forkId))[0];
+    expect(first).toMatchObject({ type: 'instance.created', actor: 'ops', data: { forkedFrom: { id: source, at: entry.id } } });
+    expect((await engine.history(forkId)).filter((e) => e.type === 'node.completed').map((e) => e.nodeId)).toEqual(['verify']);
+    expect((await engine.history(source)).at(-1)).toMatchObject({ type: 'instance.forked', data: { forkId, at: entry.id } });
+    expect((await engine.getInstance(source)).status).toBe('SUSPENDED');
+  });
+
+  it('fork: a copy from mid-run keeps done results (an error edge handled), waits at the approval again and runs the sub-workflow', async () => {
+    ctx = tempEngine();
+    const { engine } = ctx;
+    await engine.deploy({ name: 'fk-child', nodes: [{ id: 'double', type: 'pass', input: '{ "twice": n * 2 }', output: 'result' }] });
+    await engine.deploy({
+      name: 'fk-parent',
+      nodes: [
+        { id: 'prepare', type: 'pass', input: '{ "n": 21 }', output: '{ "n": $result.n }' },
+        { id: 'flaky', type: 'script', config: { code: "throw new Error('down')" }, retry: { maxAttempts: 2, initialIntervalMs: 5 } },
+        { id: 'recover', type: 'pass', input: '{ "why": $error.message }', output: 'recovered' },
+        { id: 'ok', type: 'approval', config: { prompt: 'Go on?' } },
+        { id: 'call', type: 'subworkflow', config: { workflow: 'fk-child', input: '{ "n": n }' }, output: 'child' },
+      ],
+      edges: [
+        { from: 'prepare', to: 'flaky' },
+        { from: 'flaky', to: 'recover', on: 'error' },
+        { from: 'recover', to: 'ok' },
+        { from: 'ok', to: 'call' },
+      ],
+    });
+    // Given a run that went through to its end
+    const source = await engine.start('fk-parent');
+    await runToSettled(engine, source);
+    await engine.approve(source, 'ok', { approved: true, actor: 'alice' });
+    expect((await runToSettled(engine, source)).status).toBe('COMPLETED');
+    // When a copy starts from the entry where the approval was requested (by its time)
+    const requested = (await engine.history(source)).find((e) => e.type === 'approval.requested') as HistoryEvent;
+    const forkId = await engine.fork(source, requested.id, { actor: 'bob' });
+    // Then it waits for a person at the approval, with the earlier nodes as they were and not run again
+    const waiting = await runToSettled(engine, forkId);
+    expect(waiting.status).toBe('WAITING');
+    const node = (id: string) => waiting.nodes.find((n) => n.id === id);
+    expect(node('prepare')).toMatchObject({ status: 'COMPLETED', output: { n: 21 } });
+    expect(node('flaky')).toMatchObject({ status: 'FAILED', attempt: 0 });
+    expect(node('recover')).toMatchObject({ status: 'COMPLETED' });
+    expect(node('ok')).toMatchObject({ status: 'WAITING' });
+    expect(waiting.variables).toEqual((await engine.stateAt(source, requested.id)).instance.variables);
+    // And once approved it runs the sub-workflow to the end
+    await engine.approve(forkId, 'ok', { approved: true, actor: 'bob' });
+    const done = await runToSettled(engine, forkId);
+    expect(done.status).toBe('COMPLETED');
+    expect(done.variables.child).toMatchObject({ result: { twice: 42 } });
+    const types = (await engine.history(forkId)).map((e) => `${e.type}${e.nodeId ? ` ${e.nodeId}` : ''}`);
+    expect(types.filter((t) => t.startsWith('node.'))).not.toContain('node.failed flaky');
+    expect(types.some((t) => t.includes('prepare') || t.includes('recover') || t.includes('flaky'))).toBe(false);
   });
 });
