@@ -20,6 +20,7 @@
  * difference. Backends call it in `write` (engine/db/sqlite-storage.ts, engine/db/postgres/storage.ts),
  * so every transition on every backend is recorded without any transition knowing.
  */
+import { EngineError } from '../errors';
 import type { WriteQueries } from './port';
 import type { HistoryQueries, InstanceQueries, NodeQueries } from './queries';
 
@@ -91,12 +92,45 @@ export function emptyState(): StateDoc {
   return { instance: {}, variables: {}, nodes: {} };
 }
 
-const text = (v: unknown): string => JSON.stringify(v) ?? 'undefined';
+/**
+ * A JSON value still as the text it was stored as: a {@link Snapshot} keeps JSON columns so, and
+ * {@link diffState} compares texts and parses only what changed (the hot path reads every
+ * instance a transaction changes twice).
+ */
+export class JsonText {
+  constructor(readonly text: string) {}
+  /** The value (parsed once). @throws EngineError DATABASE_CORRUPT when the stored text is not JSON. */
+  get value(): unknown {
+    let v: unknown;
+    try {
+      v = JSON.parse(this.text) as unknown;
+    } catch (err) {
+      throw new EngineError('DATABASE_CORRUPT', `a stored JSON column holds text that is not JSON (${(err as Error).message}): was a row edited by hand?`, {
+        cause: err,
+        kind: 'user',
+        retryable: false,
+      });
+    }
+    Object.defineProperty(this, 'value', { value: v });
+    return v;
+  }
+}
+
+/** An instance's state as read inside a transaction: a {@link StateDoc} whose JSON values may still be {@link JsonText}. */
+export interface Snapshot {
+  instance: FieldDoc;
+  variables: Record<string, unknown> | JsonText;
+  nodes: Record<string, FieldDoc>;
+}
+
+const text = (v: unknown): string => (v instanceof JsonText ? v.text : (JSON.stringify(v) ?? 'undefined'));
+const plain = (v: unknown): unknown => (v instanceof JsonText ? v.value : v);
+const same = (a: unknown, b: unknown): boolean => a === b || text(a) === text(b);
 
 /** The merge patch from `before` to `after` (neither holds a null value), or undefined when equal. */
 export function diffFields(before: FieldDoc, after: FieldDoc): FieldDoc | undefined {
   let out: FieldDoc | undefined;
-  for (const [k, v] of Object.entries(after)) if (!(k in before) || (before[k] !== v && text(before[k]) !== text(v))) (out ??= {})[k] = v;
+  for (const [k, v] of Object.entries(after)) if (!(k in before) || !same(before[k], v)) (out ??= {})[k] = plain(v);
   for (const k of Object.keys(before)) if (!(k in after)) (out ??= {})[k] = null;
   return out;
 }
@@ -113,7 +147,7 @@ export function applyFields(doc: FieldDoc, patch: FieldDoc | undefined): FieldDo
 }
 
 /** The patch from `before` to `after`, or undefined when the state did not change. */
-export function diffState(before: StateDoc, after: StateDoc): StatePatch | undefined {
+export function diffState(before: Snapshot, after: Snapshot): StatePatch | undefined {
   const patch: StatePatch = {};
   const i = diffFields(before.instance, after.instance);
   if (i) patch.i = i;
@@ -130,17 +164,23 @@ export function diffState(before: StateDoc, after: StateDoc): StatePatch | undef
   if (Object.keys(n).length > 0) patch.n = n;
   const v: Record<string, unknown> = {};
   let vars = false;
-  for (const [k, value] of Object.entries(after.variables)) {
-    if (k in before.variables && text(before.variables[k]) === text(value)) continue;
-    const t = text(value);
-    const ref = outputs.get(t);
-    v[k] = ref !== undefined && ref.length < t.length ? ref : [value];
-    vars = true;
-  }
-  for (const k of Object.keys(before.variables)) {
-    if (!(k in after.variables)) {
-      v[k] = null;
+  const bv = before.variables;
+  const av = after.variables;
+  if (!(bv instanceof JsonText && av instanceof JsonText && bv.text === av.text)) {
+    const was = plain(bv) as Record<string, unknown>;
+    const now = plain(av) as Record<string, unknown>;
+    for (const [k, value] of Object.entries(now)) {
+      if (k in was && text(was[k]) === text(value)) continue;
+      const t = text(value);
+      const ref = outputs.get(t);
+      v[k] = ref !== undefined && ref.length < t.length ? ref : [value];
       vars = true;
+    }
+    for (const k of Object.keys(was)) {
+      if (!(k in now)) {
+        v[k] = null;
+        vars = true;
+      }
     }
   }
   if (vars) patch.v = v;
@@ -190,18 +230,17 @@ export function foldStates(patches: Iterable<StatePatch>): StateDoc {
 /** Time travel's queries inside a write transaction (table `history_state`). */
 export interface StateQueries {
   /**
-   * The instance's state now, inside this transaction (PostgreSQL: under the instance's lock), or
-   * undefined when it does not exist.
+   * The instance's state now, inside this transaction (PostgreSQL: under the instance's lock), its
+   * JSON columns as {@link JsonText}, or undefined when it does not exist.
    */
-  snapshot(instanceId: number): StateDoc | undefined;
-  /** The instance's pending patch (changes since its last entry that no entry showed yet), or undefined. */
-  pending(instanceId: number): StatePatch | undefined;
+  snapshot(instanceId: number): Snapshot | undefined;
   /**
-   * Records `patch` of an instance under `historyId` (the first entry the transaction appended
-   * for it), or as its pending patch (`historyId` 0), replacing the pending one; a keyed record
-   * with `clearPending` deletes the pending patch (the caller composed it into `patch`).
+   * Takes the instance's pending patch (changes since its last entry that no entry showed yet)
+   * out of the table and answers it, or undefined when there is none (one statement).
    */
-  record(p: { instanceId: number; historyId: number; patch: StatePatch; clearPending: boolean }): void;
+  takePending(instanceId: number): StatePatch | undefined;
+  /** Records `patch` of an instance under `historyId` (the first entry the transaction appended for it), or as its pending patch (`historyId` 0). */
+  record(p: { instanceId: number; historyId: number; patch: StatePatch }): void;
 }
 
 /** Methods of the instance and node families that change nothing (every other one may change an instance's state). */
@@ -247,7 +286,7 @@ export interface StateTracking {
 export function trackStates(q: WriteQueries): StateTracking {
   const states = q.states;
   /** Instances changed: the state before the first change (undefined: created in this transaction). */
-  const before = new Map<number, StateDoc | undefined>();
+  const before = new Map<number, Snapshot | undefined>();
   /** The first history entry appended per instance. */
   const firstEntry = new Map<number, number>();
   const touch = (id: number | undefined): void => {
@@ -282,10 +321,10 @@ export function trackStates(q: WriteQueries): StateTracking {
   const queries: WriteQueries = { ...q, instances: wrap(q.instances, 'insert'), nodes: wrap(q.nodes), history };
   const save = (id: number, patch: StatePatch | undefined): void => {
     const historyId = firstEntry.get(id) ?? 0;
-    const pending = states.pending(id);
+    if (historyId === 0 && !patch) return;
+    const pending = states.takePending(id);
     const merged = pending && patch ? composePatches(pending, patch) : (pending ?? patch);
-    if (!merged || (historyId === 0 && !patch)) return;
-    states.record({ instanceId: id, historyId, patch: merged, clearPending: pending !== undefined && historyId !== 0 });
+    if (merged) states.record({ instanceId: id, historyId, patch: merged });
   };
   return {
     queries,

@@ -11,7 +11,7 @@ import {
   STATE_INSTANCE_COLS,
   STATE_NODE_COLS,
   toHistoryEvent,
-  toStateDoc,
+  toSnapshot,
   type RawHistoryRow,
   type RawStateInstance,
   type RawStateNode,
@@ -21,10 +21,8 @@ import type { PgTx } from './queries/context';
 
 const INSTANCE = `SELECT ${selectList(STATE_INSTANCE_COLS, true)} FROM instance WHERE id = $1`;
 const NODES = `SELECT ${selectList(STATE_NODE_COLS, true)} FROM node_state WHERE instance_id = $1`;
-const PENDING = `SELECT patch_json FROM history_state WHERE instance_id = $1 AND history_id = 0`;
-const CLEAR = `DELETE FROM history_state WHERE instance_id = $1 AND history_id = 0`;
-const PUT = `INSERT INTO history_state (instance_id, history_id, patch_json) VALUES ($1, $2, $3)
-  ON CONFLICT (instance_id, history_id) DO UPDATE SET patch_json = excluded.patch_json`;
+const TAKE = `DELETE FROM history_state WHERE instance_id = $1 AND history_id = 0 RETURNING patch_json`;
+const PUT = `INSERT INTO history_state (instance_id, history_id, patch_json) VALUES ($1, $2, $3)`;
 
 /** {@link StateQueries} over the transaction `tx`. */
 export function createStateQueries(tx: PgTx): StateQueries {
@@ -32,16 +30,13 @@ export function createStateQueries(tx: PgTx): StateQueries {
     snapshot: (id) => {
       tx.lockInstance(id);
       const i = tx.run<RawStateInstance>(INSTANCE, [id]).rows[0];
-      return i === undefined ? undefined : toStateDoc(id, i, tx.run<RawStateNode>(NODES, [id]).rows);
+      return i === undefined ? undefined : toSnapshot(i, tx.run<RawStateNode>(NODES, [id]).rows);
     },
-    pending: (id) => {
-      const p = tx.run<{ patch_json: string }>(PENDING, [id]).rows[0];
+    takePending: (id) => {
+      const p = tx.run<{ patch_json: string }>(TAKE, [id]).rows[0];
       return p === undefined ? undefined : (JSON.parse(p.patch_json) as StatePatch);
     },
-    record: ({ instanceId, historyId, patch, clearPending }) => {
-      if (clearPending) tx.exec(CLEAR, [instanceId]);
-      tx.exec(PUT, [instanceId, historyId, JSON.stringify(patch)]);
-    },
+    record: ({ instanceId, historyId, patch }) => tx.exec(PUT, [instanceId, historyId, JSON.stringify(patch)]),
   };
 }
 

@@ -8,8 +8,7 @@
 import type Database from 'better-sqlite3';
 import type { HistoryEvent } from '../../api/contract';
 import type { ReadModel, StateTimeline, TimeTravelReads } from '../../store/port';
-import { encodeStatus, type FieldDoc, type StateDoc, type StatePatch, type StateQueries } from '../../store/history-state';
-import { parseStored } from './stored-json';
+import { encodeStatus, JsonText, type FieldDoc, type Snapshot, type StatePatch, type StateQueries } from '../../store/history-state';
 
 /** An instance's state columns as both backends select them. */
 export interface RawStateInstance {
@@ -89,21 +88,24 @@ const count = (n: number): number | null => (n === 0 ? null : n);
 /** A time relative to the instance's creation (see StateDoc), or null. */
 const rel = (t: number | null, base: number): number | null => (t === null ? null : t - base);
 
-/** The state document of one instance from its rows (engine/store/history-state.ts StateDoc). */
-export function toStateDoc(id: number, i: RawStateInstance, nodes: readonly RawStateNode[]): StateDoc {
+/** JSON column text kept as text (parsed only if it changed: engine/store/history-state.ts JsonText). */
+const json = (t: string | null): JsonText | null => (t === null ? null : new JsonText(t));
+
+/** The state of one instance from its rows (engine/store/history-state.ts Snapshot; StateDoc once parsed). */
+export function toSnapshot(i: RawStateInstance, nodes: readonly RawStateNode[]): Snapshot {
   const base = i.createdAt;
-  const doc: StateDoc = {
+  const doc: Snapshot = {
     instance: compact({
       s: encodeStatus(i.status),
-      e: i.errorJson === null ? null : parseStored(i.errorJson, id, 'error_json'),
-      u: i.suspensionJson === null ? null : parseStored(i.suspensionJson, id, 'suspension_json'),
+      e: json(i.errorJson),
+      u: json(i.suspensionJson),
       x: i.endStatus,
       p: rel(i.pausedAt, base),
       b: rel(i.startedAt, base),
       f: rel(i.endedAt, base),
       h: count(i.held),
     }),
-    variables: parseStored<Record<string, unknown>>(i.variablesJson, id, 'variables_json'),
+    variables: new JsonText(i.variablesJson),
     nodes: {},
   };
   for (const n of nodes) {
@@ -113,14 +115,14 @@ export function toStateDoc(id: number, i: RawStateInstance, nodes: readonly RawS
       l: n.attemptLimit,
       i: count(n.pendingIn),
       t: count(n.takenIn),
-      e: n.errorJson === null ? null : parseStored(n.errorJson, id, 'error_json', n.nodeId),
-      w: n.waitJson === null ? null : parseStored(n.waitJson, id, 'wait_json', n.nodeId),
+      e: json(n.errorJson),
+      w: json(n.waitJson),
       q: n.completedSeq,
       b: rel(n.startedAt, base),
       f: rel(n.endedAt, base),
     });
     // Boxed: a null result is a result; only a missing one is absent.
-    if (n.outputJson !== null) node.o = [parseStored(n.outputJson, id, 'output_json', n.nodeId)];
+    if (n.outputJson !== null) node.o = new JsonText(`[${n.outputJson}]`);
     doc.nodes[n.nodeId] = node;
   }
   return doc;
@@ -130,22 +132,18 @@ export function toStateDoc(id: number, i: RawStateInstance, nodes: readonly RawS
 export function createStateQueries(db: Database.Database): StateQueries {
   const instance = db.prepare<[number], RawStateInstance>(`SELECT ${selectList(STATE_INSTANCE_COLS, false)} FROM instance WHERE id = ?`);
   const nodes = db.prepare<[number], RawStateNode>(`SELECT ${selectList(STATE_NODE_COLS, false)} FROM node_state WHERE instance_id = ?`);
-  const pending = db.prepare<[number], string>(`SELECT patch_json FROM history_state WHERE instance_id = ? AND history_id = 0`).pluck();
-  const clear = db.prepare<[number]>(`DELETE FROM history_state WHERE instance_id = ? AND history_id = 0`);
-  const put = db.prepare<[number, number, string]>(`INSERT OR REPLACE INTO history_state (instance_id, history_id, patch_json) VALUES (?, ?, ?)`);
+  const take = db.prepare<[number], string>(`DELETE FROM history_state WHERE instance_id = ? AND history_id = 0 RETURNING patch_json`).pluck();
+  const put = db.prepare<[number, number, string]>(`INSERT INTO history_state (instance_id, history_id, patch_json) VALUES (?, ?, ?)`);
   return {
     snapshot: (id) => {
       const i = instance.get(id);
-      return i === undefined ? undefined : toStateDoc(id, i, nodes.all(id));
+      return i === undefined ? undefined : toSnapshot(i, nodes.all(id));
     },
-    pending: (id) => {
-      const p = pending.get(id);
+    takePending: (id) => {
+      const p = take.get(id);
       return p === undefined ? undefined : (JSON.parse(p) as StatePatch);
     },
-    record: ({ instanceId, historyId, patch, clearPending }) => {
-      if (clearPending) clear.run(instanceId);
-      put.run(instanceId, historyId, JSON.stringify(patch));
-    },
+    record: ({ instanceId, historyId, patch }) => void put.run(instanceId, historyId, JSON.stringify(patch)),
   };
 }
 

@@ -4,7 +4,7 @@
  * referenced from variables, and patches composed.
  */
 import { describe, expect, it } from 'vitest';
-import { applyState, composePatches, decodeStatus, diffState, encodeStatus, foldStates, type StateDoc } from '../../../engine/store/history-state';
+import { applyState, composePatches, decodeStatus, diffState, encodeStatus, foldStates, JsonText, type Snapshot, type StateDoc } from '../../../engine/store/history-state';
 
 const before: StateDoc = {
   instance: { s: 'R', b: 5 },
@@ -60,5 +60,15 @@ describe('history state patches', () => {
       expect(decodeStatus(encodeStatus(s))).toBe(s);
     }
     expect(decodeStatus(encodeStatus('PAUSED_SOMEDAY'))).toBe('PAUSED_SOMEDAY');
+  });
+
+  it('a snapshot whose JSON columns are still text gives the same patch as the parsed state', () => {
+    const asText = (d: StateDoc): Snapshot => ({
+      instance: d.instance,
+      variables: new JsonText(JSON.stringify(d.variables)),
+      nodes: Object.fromEntries(Object.entries(d.nodes).map(([id, n]) => [id, { ...n, ...(n.o ? { o: new JsonText(JSON.stringify(n.o)) } : {}) }])),
+    });
+    expect(diffState(asText(before), asText(after))).toEqual(diffState(before, after));
+    expect(diffState(asText(after), asText(after))).toBeUndefined();
   });
 });
