@@ -378,7 +378,13 @@ export function InstanceDetail() {
           </div>
         </div>
         {selected ? (
-          <NodePanel detail={detail} definition={definition} history={history} nodeId={selected} now={now} />
+          <NodePanel
+            detail={past?.instance ?? detail}
+            definition={definition}
+            history={past ? history.filter((e) => e.id <= past.at.id) : history}
+            nodeId={selected}
+            now={past ? past.at.at : now}
+          />
         ) : (
           <div />
         )}
