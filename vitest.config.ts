@@ -70,6 +70,7 @@ const PG_CONFORMANCE = [
   'test/integration/runtime/retention.test.ts',
   'test/integration/runtime/retention-processes.test.ts',
   'test/integration/runtime/retry-instance.test.ts',
+  'test/integration/runtime/time-travel.test.ts',
   'test/integration/runtime/rules-pinned.test.ts',
   'test/integration/runtime/templates.test.ts',
   'test/integration/runtime/worker-stop.test.ts',

@@ -75,6 +75,9 @@ import {
   WorkflowSummarySchema,
 } from './schemas';
 
+/** A history entry of an instance: its id, or an ISO 8601 time (the last entry at or before it). */
+const historyPoint = z.union([rowId, z.string().min(1).max(64)]);
+
 /** A change feed cursor: a history id, 0 before the first entry. */
 const cursor = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 
@@ -254,6 +257,28 @@ export const contract = {
   },
   /** An instance with its variables and node states. NOT_FOUND otherwise. */
   'instance:get': { input: z.strictObject({ id: rowId }), output: InstanceDetailSchema },
+  /**
+   * Time travel: the instance as it was right after history entry `at` (a history id of this
+   * instance, or an ISO 8601 time: the last entry at or before it), in the `instance:get` shape
+   * (see engine/runtime/time-travel.ts for what is rebuilt), with the entry and its place
+   * (`position` of `entries`). NOT_FOUND (instance); INVALID_INPUT naming `at` when it is
+   * malformed or names no entry of this instance (`details.range`: its first and last entry).
+   */
+  'instance:stateAt': {
+    input: z.strictObject({ id: rowId, at: historyPoint }),
+    output: z.object({ at: HistoryEventSchema, position: z.number(), entries: z.number(), instance: InstanceDetailSchema }),
+  },
+  /**
+   * "Start a copy from here" (fork): a new instance of the same workflow version from the state
+   * right after history entry `at` (as `instance:stateAt` names it): its variables then; nodes
+   * done then keep their results and do not run; the others run. Its history starts with
+   * `instance.created` carrying `forkedFrom: { id, at }` (`at` the entry's id); the source's
+   * history gets `instance.forked`. Errors as `instance:stateAt`.
+   */
+  'instance:fork': {
+    input: z.strictObject({ id: rowId, at: historyPoint, actor }),
+    output: InstanceStateSchema,
+  },
   /** An instance's history, oldest first, after `afterId` (paging), at most `limit`. */
   'instance:history': {
     input: z.strictObject({

@@ -130,6 +130,10 @@ export function createHandlers(engine: Engine, options: { metrics?: EngineMetric
 
     'instance:get': async ({ id }) => engine.getInstance(id),
 
+    'instance:stateAt': async ({ id, at }) => engine.stateAt(id, at),
+
+    'instance:fork': async ({ id, at, actor }) => stateOf(await engine.fork(id, at, { actor })),
+
     'instance:history': async ({ id, afterId, limit }) => {
       const events = await engine.history(id, afterId, limit);
       // An empty first page may mean "no such instance": say so rather than answer [].

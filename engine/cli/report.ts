@@ -25,7 +25,8 @@ export const CARRIES_ON = ' (a worker carries it on: npx runnel worker, or pass 
  * it suggests work as printed (one action each, the others named after it; the `--plugin` modules
  * this command loaded, which the instance's node types may need).
  */
-export async function describeInstance(call: Call, inst: InstanceDetail, dbFlag: string, plugins: readonly string[] = []): Promise<string> {
+export async function describeInstance(call: Call, inst: InstanceDetail, dbFlag: string, plugins: readonly string[] = [], options: { hints?: boolean } = {}): Promise<string> {
+  const hints = options.hints ?? true;
   const lines: string[] = [];
   const db = shellQuote(dbFlag) + plugins.map((p) => ` --plugin ${shellQuote(p)}`).join('');
   let order: string[] = [];
@@ -53,16 +54,16 @@ export async function describeInstance(call: Call, inst: InstanceDetail, dbFlag:
     const wait = n.wait as { kind?: string; prompt?: string } | undefined;
     if (n.status !== 'WAITING' || wait?.kind !== 'approval') continue;
     lines.push(`waiting for a person at "${n.id}"${wait.prompt ? `: ${wait.prompt}` : ''}`);
-    lines.push(`  decide with: npx runnel approve ${inst.id} ${shellQuote(n.id)} --approve --db ${db} (or --reject)`);
+    if (hints) lines.push(`  decide with: npx runnel approve ${inst.id} ${shellQuote(n.id)} --approve --db ${db} (or --reject)`);
   }
   const s = inst.suspension as SuspensionView | undefined;
   if (inst.status === 'SUSPENDED' && s) {
     lines.push(
       `suspended at "${s.nodeId}" (${s.kind === 'incident' ? 'its retries ran out' : 'its compensation failed'} after ${s.attempts} attempt${s.attempts === 1 ? '' : 's'}): ${errorText(s.error)}`,
     );
-    lines.push(`  resume with: npx runnel resume ${inst.id} --action retry --db ${db} (or --action skip, --action fail)`);
+    if (hints) lines.push(`  resume with: npx runnel resume ${inst.id} --action retry --db ${db} (or --action skip, --action fail)`);
   }
-  if (inst.status === 'FAILED') lines.push(`  retry with: npx runnel retry ${inst.id} --db ${db}`);
+  if (hints && inst.status === 'FAILED') lines.push(`  retry with: npx runnel retry ${inst.id} --db ${db}`);
   return `${lines.join('\n')}\n`;
 }
 

@@ -19,6 +19,8 @@ import { createReadModel } from './queries/read-model';
 import { createChangeReads, createConsumerQueries } from './queries/changes';
 import { createRetentionQueries } from './queries/retention';
 import { createScheduleQueries } from './queries/schedule';
+import { createStateQueries, createStateReads } from './queries/history-state';
+import { trackStates } from '../store/history-state';
 import { createWorkflowQueries } from './queries/workflows';
 import { startUpkeepThread, type UpkeepThread } from './upkeep-thread';
 
@@ -89,6 +91,7 @@ export function sqliteStorage(db: RunnelDb, options: SqliteStorageOptions = {}):
     retention: createRetentionQueries(raw),
     workflows,
     consumers: createConsumerQueries(raw),
+    states: createStateQueries(raw),
     savepoint: <T>(fn: () => T): T => savepoint(fn) as T,
     isStorageFailure: (err) => {
       if (isBusyError(err)) return true;
@@ -108,7 +111,7 @@ export function sqliteStorage(db: RunnelDb, options: SqliteStorageOptions = {}):
     upkeepTried = true;
     void t?.stop();
   };
-  const read = typedReads({ ...createReadModel(raw, workflows), ...createChangeReads(raw) }, db, haltUpkeep);
+  const read = typedReads({ ...createReadModel(raw, workflows), ...createChangeReads(raw), ...createStateReads(raw) }, db, haltUpkeep);
   const thread = (): UpkeepThread | undefined => {
     if (!upkeepTried && db.file !== ':memory:' && !db.readonly && !db.damaged) {
       upkeepTried = true;
@@ -156,7 +159,12 @@ export function sqliteStorage(db: RunnelDb, options: SqliteStorageOptions = {}):
     ...(file === undefined ? {} : { file }),
     write: async (fn) => {
       try {
-        return await db.write(() => fn(queries));
+        return await db.write(() => {
+          const tracked = trackStates(queries);
+          const result = fn(tracked.queries);
+          tracked.finish();
+          return result;
+        });
       } catch (err) {
         if (db.damaged) haltUpkeep();
         throw err;

@@ -28,6 +28,8 @@ import * as actions from './manual-actions';
 import { createInstance } from './state-machine/instance';
 import { slotFor } from './concurrency-key';
 import { startInstances } from './state-machine/turn';
+import { loadState, planFork, stateAt, type HistoryPoint, type InstanceAt } from './time-travel';
+import { forkInstance } from './state-machine/fork';
 import type { Tx } from './state-machine/tx';
 import { Worker, type WorkerOptions } from './worker';
 import { DEFAULT_RETENTION, DEFAULT_RETENTION_BATCH, keepAfter, mergeRetention, RetentionPass, runPrune, type PruneOptions, type PruneReport, type RetentionPolicy } from './retention';
@@ -469,6 +471,39 @@ export class Engine {
     const upToId = filter.upToId ?? (await this.storage.read.maxInstanceId());
     const { ids, total } = await this.storage.read.matchInstances({ ...filter, upToId }, eligible, limit);
     return { ids, total, upToId };
+  }
+
+  /**
+   * Instance `id` as it was right after history entry `at` (a history id, or an ISO time: the
+   * last entry at or before it). See engine/runtime/time-travel.ts.
+   *
+   * @throws EngineError NOT_FOUND (instance), INVALID_INPUT (field `at`: malformed, or no entry of this instance).
+   */
+  stateAt(id: number, at: HistoryPoint): Promise<InstanceAt> {
+    return stateAt(this.storage, id, at);
+  }
+
+  /**
+   * "Start a copy from here": a new instance of instance `id`'s workflow version, from its state
+   * right after history entry `at` (variables as they were; nodes done then keep their results
+   * and do not run; the others run — see time-travel.ts planFork). Its history starts with
+   * `instance.created` carrying `forkedFrom: { id, at }` (at: the entry's id); the source's gets
+   * `instance.forked`. Returns the new id.
+   *
+   * @throws as {@link stateAt}; EngineError INVALID_VARIABLES when the variables then are above the size limit.
+   */
+  async fork(id: number, at: HistoryPoint, options: { actor?: string } = {}): Promise<number> {
+    const { now, doc, entry } = await loadState(this.storage, id, at);
+    const wf = await this.workflowById(now.workflowId);
+    const json = JSON.stringify(doc.variables);
+    if (Buffer.byteLength(json) > this.opts.maxResultBytes) {
+      throw new EngineError('INVALID_VARIABLES', `variables are ${Buffer.byteLength(json)} bytes, above the limit of ${this.opts.maxResultBytes}`);
+    }
+    const slot = await slotFor(wf, doc.variables);
+    const plan = { variablesJson: json, forkedFrom: { id, at: entry.id }, nodes: planFork(doc, wf), actor: options.actor, priority: now.priority, slot };
+    const forkId = await transact(this.ctx, (tx) => forkInstance(tx, wf, plan));
+    this.worker.wake();
+    return forkId;
   }
 
   /** History events of an instance, oldest first. */

@@ -20,6 +20,7 @@
  */
 import type { ApprovalItem, ChangeConsumer, ChangeEntry, HistoryEvent, InstanceDetail, InstanceListItem, Metrics, WorkflowSummary } from '../api/contract';
 import type { Queries, Suspension } from './queries';
+import type { StatePatch, StateQueries } from './history-state';
 import type { WaitingFor } from '../vocabulary';
 import type { SerializedError } from '../errors';
 
@@ -102,6 +103,8 @@ export interface ConsumerQueries {
 export interface WriteQueries extends Queries {
   readonly workflows: WorkflowQueries;
   readonly consumers: ConsumerQueries;
+  /** Time travel's record (engine/store/history-state.ts): backends' `write` uses it; transitions never do. */
+  readonly states: StateQueries;
 }
 
 /** The change feed's part of the read model (engine/db/queries/changes.ts, engine/db/postgres/changes.ts). */
@@ -119,6 +122,21 @@ export interface ChangePage {
   cursor: number;
   /** The feed's safe head: every entry at or below it has committed, and no later commit gets a lower cursor. */
   head: number;
+}
+
+/** Time travel's part of the read model (engine/db/queries/history-state.ts, engine/db/postgres/history-state.ts). */
+export type TimeTravelReads = 'stateTimeline';
+
+/** What {@link ReadModel.stateTimeline} answers. */
+export interface StateTimeline {
+  /** The instance's history: its first and last entry (ids and times, epoch ms) and how many; nulls and 0 when it has none. */
+  range: { firstId: number | null; lastId: number | null; firstAt: number | null; lastAt: number | null; entries: number };
+  /** The entry asked for: by id, or the last one at or before the time; absent when there is none. */
+  entry?: HistoryEvent;
+  /** The state patches up to that entry, oldest first (engine/store/history-state.ts); absent with `entry`. */
+  patches?: StatePatch[];
+  /** The entry's place in the instance's history, 1-based; absent with `entry`. */
+  position?: number;
 }
 
 /** Filter of instance lists, counts and bulk actions. Times are epoch ms, inclusive. */
@@ -209,6 +227,12 @@ export interface ReadModel {
   changes(o: { after: number; limit: number; workflow?: string }): Promise<ChangePage>;
   /** The registered consumers of the change feed, by name. */
   changeConsumers(): Promise<ChangeConsumer[]>;
+  /**
+   * Time travel: the history entry of instance `instanceId` that `at` names (a history id of that
+   * instance, or the last entry at or before epoch ms `atMs`) with the state patches up to it,
+   * and the instance's history range.
+   */
+  stateTimeline(instanceId: number, at: { historyId: number } | { atMs: number }): Promise<StateTimeline>;
   /** History events of an instance after `afterId`, oldest first, at most `limit`. */
   history(id: number, afterId: number, limit: number): Promise<HistoryEvent[]>;
   /** Approvals waiting for a person, the longest-waiting first, at most `limit`; and how many in all. */

@@ -104,16 +104,40 @@ export function addInstanceCommands(program: Command, run: CliRun): void {
 
   common(
     program
+      .command('fork')
+      .argument('<id>', 'instance id', instanceIdArg)
+      .description('start a copy of an instance from its state right after one history entry: done nodes keep their results, the rest run')
+      .requiredOption('--at <entry>', 'the history entry: its id, or an ISO 8601 time (the last entry at or before it)')
+      .option('--actor <name>', 'who starts it', defaultActor())
+      .option('--wait', 'work the copy until it ends or needs a person; exit code by its status'),
+  ).action(async (id: number, o: CommonOptions & { at: string; actor: string; wait?: boolean }) => {
+    await withHost(o, io, 'write', async ({ engine, call }) => {
+      const { id: forkId } = await call('instance:fork', { id, at: /^\d+$/.test(o.at) ? Number(o.at) : o.at, actor: o.actor });
+      if (o.wait) run.exitCode = await waitAndReport(engine, call, forkId, o, run);
+      else if (o.json) json(io, { id: forkId });
+      else io.stdout(`started instance ${forkId}, a copy of instance ${id} as of history entry ${o.at}\n`);
+    });
+  });
+
+  common(
+    program
       .command('show')
       .argument('<id>', 'instance id', instanceIdArg)
       .description('show an instance: status, nodes, variables, and what it waits for')
-      .option('--history', 'also print its history, oldest first'),
-  ).action(async (id: number, o: CommonOptions & { history?: boolean }) => {
+      .option('--history', 'also print its history, oldest first (with --at: up to that entry)')
+      .option('--at <entry>', 'as it was right after this history entry: its id, or an ISO 8601 time (the last entry at or before it)'),
+  ).action(async (id: number, o: CommonOptions & { history?: boolean; at?: string }) => {
     await withHost(o, io, 'read', async ({ call }) => {
-      const inst = await call('instance:get', { id });
-      const history = o.history ? await fullHistory(call, id) : undefined;
-      if (o.json) return json(io, history ? { ...inst, history } : inst);
-      io.stdout(await describeInstance(call, inst, shownDb(o.db), o.plugin));
+      const past = o.at === undefined ? undefined : await call('instance:stateAt', { id, at: /^\d+$/.test(o.at) ? Number(o.at) : o.at });
+      const inst = past ? past.instance : await call('instance:get', { id });
+      const history = o.history ? (await fullHistory(call, id)).filter((h) => !past || h.id <= past.at.id) : undefined;
+      const at = past ? { at: { ...past.at, position: past.position, entries: past.entries } } : {};
+      if (o.json) return json(io, { ...inst, ...at, ...(history ? { history } : {}) });
+      if (past) {
+        const e = past.at;
+        io.stdout(`as of history entry ${e.id} (${past.position} of ${past.entries}): ${e.type}${e.nodeId ? ` ${e.nodeId}` : ''} at ${time(e.at)}\n`);
+      }
+      io.stdout(await describeInstance(call, inst, shownDb(o.db), o.plugin, { hints: !past }));
       io.stdout(
         `created ${time(inst.createdAt)}, started ${time(inst.startedAt)}, ended ${time(inst.endedAt)}${inst.businessKey ? `, business key ${inst.businessKey}` : ''}${inst.priority ? `, priority ${inst.priority}` : ''}\n`,
       );

@@ -37,6 +37,8 @@ import { migratePostgres, PG_SCHEMA_VERSION } from './migrations/index';
 import { createHistoryQueries, createInstanceQueries } from './queries/instances';
 import { createChildQueries, createEventQueries } from './queries/children';
 import { createNodeQueries } from './queries/nodes';
+import { createPostgresStateReads, createStateQueries } from './history-state';
+import { trackStates } from '../../store/history-state';
 import { createRetentionQueries } from './queries/retention';
 import { createScheduleQueries } from './queries/schedule';
 import { createWorkflowQueries } from './queries/workflows';
@@ -234,6 +236,7 @@ function postgresStorage(url: string, first: SyncBridge, bridgeOptions: BridgeOp
     retention: createRetentionQueries(tx),
     workflows: createWorkflowQueries(tx),
     consumers: createConsumerQueries(tx),
+    states: createStateQueries(tx),
     savepoint<T>(fn: () => T): T {
       const name = `s${++savepoints}`;
       bridge.query(`SAVEPOINT ${name}`);
@@ -287,7 +290,9 @@ function postgresStorage(url: string, first: SyncBridge, bridgeOptions: BridgeOp
       try {
         ensureBridge();
         begin();
-        const result = fn(queries);
+        const tracked = trackStates(queries);
+        const result = fn(tracked.queries);
+        tracked.finish();
         if (!wrote) bridge.commit();
         else if (!notify) bridge.commit();
         else {
@@ -327,7 +332,7 @@ function postgresStorage(url: string, first: SyncBridge, bridgeOptions: BridgeOp
     }
   };
 
-  const read = typedReads({ ...createPostgresReadModel(pool), ...createPostgresChangeReads(pool, options.feedWaitMs) }, url);
+  const read = typedReads({ ...createPostgresReadModel(pool), ...createPostgresChangeReads(pool, options.feedWaitMs), ...createPostgresStateReads(pool) }, url);
   let leaseSeq = 0;
   const watchers = new Set<() => void>();
 

@@ -46,6 +46,8 @@ export function createRetentionQueries(db: Database.Database): RetentionQueries 
   const mark = db.prepare<[string]>(`UPDATE instance SET purging = 1 WHERE id IN (${ENDED})`);
   const del = {
     history: db.prepare<[string]>(`DELETE FROM history WHERE instance_id IN (${MARKED})`),
+    // Time travel's record goes with the history it is keyed by (not counted apart: it is part of it).
+    historyState: db.prepare<[string]>(`DELETE FROM history_state WHERE instance_id IN (${MARKED})`),
     schedule: db.prepare<[string]>(`DELETE FROM schedule WHERE instance_id IN (${MARKED})`),
     deadLetters: db.prepare<[string]>(`DELETE FROM dead_letter WHERE instance_id IN (${MARKED})`),
     nodeStates: db.prepare<[string]>(`DELETE FROM node_state WHERE instance_id IN (${MARKED})`),
@@ -95,6 +97,7 @@ export function createRetentionQueries(db: Database.Database): RetentionQueries 
       if (ids.length === 0 || mark.run(j).changes === 0) return { instances: 0, nodeStates: 0, schedule: 0, deadLetters: 0, history: 0, events: 0, children: 0 };
       // History first: its trigger reads the marks, which go with the instance rows last.
       const history = del.history.run(j).changes;
+      del.historyState.run(j);
       const schedule = del.schedule.run(j).changes;
       const deadLetters = del.deadLetters.run(j).changes;
       const nodeStates = del.nodeStates.run(j).changes;

@@ -8,7 +8,7 @@
  * `detail-status`, `detail-refresh`, `suspension-banner`, `suspension-reason`, `failure-banner`,
  * `action-resume`, `action-retry`, `action-cancel`, `action-cancel-compensate`, `action-confirm`,
  * `action-confirm-dismiss`, `action-error`, `detail-approvals`, `detail-tab-<timeline|history|variables>`,
- * `variables-tree`, `action-send-event`, `action-pause`, `action-unpause`, `detail-paused`, `paused-banner`
+ * `variables-tree`, `action-send-event`, the scrubber's (TimeTravel.tsx), `action-pause`, `action-unpause`, `detail-paused`, `paused-banner`
  * (`data-paused-at`), plus those of the graph, node panel, resume panel, Gantt,
  * history, the send-event dialog and the parent / child links (ChildInstances.tsx).
  */
@@ -26,6 +26,7 @@ import { JsonTree } from './JsonTree';
 import { NodePanel } from './NodePanel';
 import { ResumePanel } from './ResumePanel';
 import { SendEventDialog } from './SendEventDialog';
+import { TimeTravel, type InstanceAt } from './TimeTravel';
 import { useNow } from './useNow';
 
 type Pending = { kind: 'cancel'; compensate: boolean } | { kind: 'retry' };
@@ -64,6 +65,8 @@ export function InstanceDetail() {
   const [resuming, setResuming] = useState(false);
   const [pending, setPending] = useState<Pending | undefined>(undefined);
   const [sendingEvent, setSendingEvent] = useState(false);
+  // The scrubber's entry: the graph and the variables show the instance as it was then.
+  const [past, setPast] = useState<InstanceAt | undefined>(undefined);
   const live = detail !== undefined && detail.endedAt === null;
   const now = useNow(live ? 500 : 60_000);
 
@@ -316,10 +319,12 @@ export function InstanceDetail() {
         </section>
       ) : null}
 
+      <TimeTravel detail={detail} history={history} onState={setPast} />
+
       <InstanceGraph
         definition={definition}
-        nodes={detail.nodes}
-        history={history}
+        nodes={(past?.instance ?? detail).nodes}
+        history={past ? history.filter((e) => e.id <= past.at.id) : history}
         selected={selected}
         onSelect={setSelected}
       />
@@ -361,8 +366,8 @@ export function InstanceDetail() {
             {tab === 'variables' ? (
               <div className="variables-grid">
                 <div>
-                  <h4>Global variables</h4>
-                  <JsonTree value={detail.variables} testId="variables-tree" />
+                  <h4>Global variables{past ? ` as of entry ${past.position} of ${past.entries}` : ''}</h4>
+                  <JsonTree value={(past?.instance ?? detail).variables} testId="variables-tree" />
                 </div>
                 <div>
                   <h4>Input at start</h4>
@@ -373,7 +378,13 @@ export function InstanceDetail() {
           </div>
         </div>
         {selected ? (
-          <NodePanel detail={detail} definition={definition} history={history} nodeId={selected} now={now} />
+          <NodePanel
+            detail={past?.instance ?? detail}
+            definition={definition}
+            history={past ? history.filter((e) => e.id <= past.at.id) : history}
+            nodeId={selected}
+            now={past ? past.at.at : now}
+          />
         ) : (
           <div />
         )}

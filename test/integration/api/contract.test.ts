@@ -660,6 +660,17 @@ const badInputs: Record<Channel, { payload: unknown; field: string }[]> = {
     { payload: { id: 1.5 }, field: 'id' },
     { payload: { id: 0 }, field: 'id' },
   ],
+  'instance:stateAt': [
+    { payload: { id: 1 }, field: 'at' },
+    { payload: { id: 1, at: true }, field: 'at' },
+    { payload: { id: 1, at: 0 }, field: 'at' },
+    { payload: { at: 1 }, field: 'id' },
+  ],
+  'instance:fork': [
+    { payload: { id: 1 }, field: 'at' },
+    { payload: { id: 1, at: 1.5 }, field: 'at' },
+    { payload: { id: 'one', at: 1 }, field: 'id' },
+  ],
   'instance:history': [
     { payload: { id: 1, limit: 0 }, field: 'limit' },
     { payload: { id: 1, afterId: -1 }, field: 'afterId' },

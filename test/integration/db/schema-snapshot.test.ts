@@ -27,6 +27,7 @@ describe('the schema snapshot', () => {
       'table dead_letter',
       'table event',
       'table history',
+      'table history_state',
       'table instance',
       'table node',
       'table node_state',

@@ -33,6 +33,8 @@ const MARKED = `SELECT id FROM instance WHERE id = ANY($1::bigint[]) AND purging
 const MARK = `UPDATE instance SET purging = 1 WHERE id = ANY($1::bigint[]) AND status IN ${ENDED_SQL}`;
 const DELETES = {
   history: `DELETE FROM history WHERE instance_id IN (${MARKED})`,
+  // Time travel's record goes with the history it is keyed by (not counted apart: it is part of it).
+  historyState: `DELETE FROM history_state WHERE instance_id IN (${MARKED})`,
   schedule: `DELETE FROM schedule WHERE instance_id IN (${MARKED})`,
   deadLetters: `DELETE FROM dead_letter WHERE instance_id IN (${MARKED})`,
   nodeStates: `DELETE FROM node_state WHERE instance_id IN (${MARKED})`,
@@ -73,6 +75,7 @@ export function createRetentionQueries(tx: PgTx): RetentionQueries {
       // History first: its trigger reads the marks, which go with the instance rows last.
       const n = (sql: string) => tx.run(sql, [ids]).rowCount;
       const history = n(DELETES.history);
+      n(DELETES.historyState);
       const schedule = n(DELETES.schedule);
       const deadLetters = n(DELETES.deadLetters);
       const nodeStates = n(DELETES.nodeStates);

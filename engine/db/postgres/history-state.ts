@@ -1,0 +1,69 @@
+/**
+ * PostgreSQL: time travel's queries and reads (table `history_state`, migration 7), the
+ * statements of engine/db/queries/history-state.ts translated. The snapshot takes the instance's
+ * lock first (./queries/context.ts), so the state read before a transition's first change of an
+ * instance is the one that change starts from.
+ */
+import type { ReadModel, StateTimeline, TimeTravelReads } from '../../store/port';
+import type { StatePatch, StateQueries } from '../../store/history-state';
+import {
+  selectList,
+  STATE_INSTANCE_COLS,
+  STATE_NODE_COLS,
+  toHistoryEvent,
+  toSnapshot,
+  type RawHistoryRow,
+  type RawStateInstance,
+  type RawStateNode,
+} from '../queries/history-state';
+import { rowOf, rowsOf, type PgQueryable } from './pg-read';
+import type { PgTx } from './queries/context';
+
+const INSTANCE = `SELECT ${selectList(STATE_INSTANCE_COLS, true)} FROM instance WHERE id = $1`;
+const NODES = `SELECT ${selectList(STATE_NODE_COLS, true)} FROM node_state WHERE instance_id = $1`;
+const TAKE = `DELETE FROM history_state WHERE instance_id = $1 AND history_id = 0 RETURNING patch_json`;
+const PUT = `INSERT INTO history_state (instance_id, history_id, patch_json) VALUES ($1, $2, $3)`;
+
+/** {@link StateQueries} over the transaction `tx`. */
+export function createStateQueries(tx: PgTx): StateQueries {
+  return {
+    snapshot: (id) => {
+      tx.lockInstance(id);
+      const i = tx.run<RawStateInstance>(INSTANCE, [id]).rows[0];
+      return i === undefined ? undefined : toSnapshot(i, tx.run<RawStateNode>(NODES, [id]).rows);
+    },
+    takePending: (id) => {
+      const p = tx.run<{ patch_json: string }>(TAKE, [id]).rows[0];
+      return p === undefined ? undefined : (JSON.parse(p.patch_json) as StatePatch);
+    },
+    record: ({ instanceId, historyId, patch }) => tx.exec(PUT, [instanceId, historyId, JSON.stringify(patch)]),
+  };
+}
+
+const COLS = `id, node_id, type, at, attempt, actor, data_json`;
+
+/** Time travel's reads over `db` (part of the read model). */
+export function createPostgresStateReads(db: PgQueryable): Pick<ReadModel, TimeTravelReads> {
+  return {
+    stateTimeline: async (instanceId, at): Promise<StateTimeline> => {
+      const b = await rowOf<{ first: number | null; last: number | null; firstAt: number | null; lastAt: number | null; n: number }>(
+        db,
+        `SELECT min(id) AS first, max(id) AS last, min(at) AS "firstAt", max(at) AS "lastAt", count(*)::int AS n FROM history WHERE instance_id = $1`,
+        [instanceId],
+      );
+      const range = { firstId: b?.first ?? null, lastId: b?.last ?? null, firstAt: b?.firstAt ?? null, lastAt: b?.lastAt ?? null, entries: b?.n ?? 0 };
+      const row =
+        'historyId' in at
+          ? await rowOf<RawHistoryRow>(db, `SELECT ${COLS} FROM history WHERE instance_id = $1 AND id = $2`, [instanceId, at.historyId])
+          : await rowOf<RawHistoryRow>(db, `SELECT ${COLS} FROM history WHERE instance_id = $1 AND at <= $2 ORDER BY id DESC LIMIT 1`, [instanceId, at.atMs]);
+      if (!row) return { range };
+      const patches = await rowsOf<{ patch_json: string }>(
+        db,
+        `SELECT patch_json FROM history_state WHERE instance_id = $1 AND history_id > 0 AND history_id <= $2 ORDER BY history_id`,
+        [instanceId, row.id],
+      );
+      const position = await rowOf<{ n: number }>(db, `SELECT count(*)::int AS n FROM history WHERE instance_id = $1 AND id <= $2`, [instanceId, row.id]);
+      return { range, entry: toHistoryEvent(row), position: position?.n ?? 0, patches: patches.map((p) => JSON.parse(p.patch_json) as StatePatch) };
+    },
+  };
+}

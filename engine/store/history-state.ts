@@ -1,0 +1,341 @@
+/**
+ * Time travel's record (issue 14, seed v3): what an instance's state became with each committed
+ * transition, stored as a compact patch per transaction and instance, so that the state after any
+ * history entry is rebuilt by folding the patches up to it.
+ *
+ * The state of an instance ({@link StateDoc}) is its status and instance fields, its global
+ * variables, and every node's state (status, attempts, result, error, wait). A write transaction
+ * that changes an instance records one {@link StatePatch} (table `history_state`): the top-level
+ * variable keys that changed, the instance fields that changed, and per node the fields that
+ * changed — never whole copies. The patch is keyed by the FIRST history entry the transaction
+ * appended for that instance, so every entry of one transaction stands at the state that
+ * transaction committed (no reader ever saw a state between two entries of one transaction). A
+ * transaction that changes an instance without appending any history entry for it (a claim
+ * starting an attempt, a child's progress counted in its parent's wait) leaves its patch
+ * pending (key 0), composed with any pending one; the instance's next entry takes it over,
+ * composed with its own, so the change shows from that entry on and costs no row of its own.
+ *
+ * {@link trackStates} wraps a transaction's queries: before the first change of an instance it
+ * reads the instance's state, and at the end of the transaction it reads it again and records the
+ * difference. Backends call it in `write` (engine/db/sqlite-storage.ts, engine/db/postgres/storage.ts),
+ * so every transition on every backend is recorded without any transition knowing.
+ */
+import { EngineError } from '../errors';
+import type { WriteQueries } from './port';
+import type { HistoryQueries, InstanceQueries, NodeQueries } from './queries';
+
+/**
+ * One record of fields (an instance's, or one node's), keyed compactly (see {@link StateDoc}). A
+ * field that is null, or a counter that is 0, is absent: a new node costs only what it has.
+ */
+export type FieldDoc = Record<string, unknown>;
+
+/**
+ * An instance's state as time travel records it, compact: one-letter keys, times in ms since
+ * the instance was created.
+ *
+ * - `instance`: `s` status (one letter, {@link encodeStatus}), `e` error, `u` suspension, `x` endStatus, `p` pausedAt, `b` startedAt,
+ *   `f` endedAt, `h` held (1 while waiting for a concurrency slot).
+ * - `variables`: the globals.
+ * - `nodes`: by node id, `s` status (one letter), `a` attempt, `l` attemptLimit, `i` pendingIn, `t` takenIn,
+ *   `o` output boxed as `[value]` (absent while none was recorded: a null result is `[null]`),
+ *   `e` error, `w` wait, `q` completedSeq, `b` startedAt, `f` endedAt.
+ */
+export interface StateDoc {
+  instance: FieldDoc;
+  variables: Record<string, unknown>;
+  nodes: Record<string, FieldDoc>;
+}
+
+/**
+ * What one transaction changed of an instance's {@link StateDoc} (a JSON merge patch, RFC 7386,
+ * one level deep): `i` instance fields and `n` node fields set to a value, or null for removed;
+ * `v` variables by top-level key: `[value]` set (boxed, so that null stays a value), null
+ * removed, or a node id: the value is that node's output as this patch sets it (a variable
+ * written from a result is not stored twice).
+ */
+export interface StatePatch {
+  i?: FieldDoc;
+  v?: Record<string, unknown>;
+  n?: Record<string, FieldDoc>;
+}
+
+/** Statuses (instance and node) as {@link StateDoc} stores them: one letter each; any other is stored whole. */
+const STATUS_CODES: Readonly<Record<string, string>> = {
+  PENDING: 'P',
+  READY: 'Y',
+  RUNNING: 'R',
+  WAITING: 'W',
+  RETRYING: 'T',
+  SUSPENDED: 'U',
+  COMPLETED: 'C',
+  FAILED: 'F',
+  SKIPPED: 'S',
+  COMPENSATING: 'K',
+  COMPENSATED: 'D',
+  CANCELLED: 'X',
+};
+const STATUS_NAMES: Readonly<Record<string, string>> = Object.fromEntries(Object.entries(STATUS_CODES).map(([name, code]) => [code, name]));
+
+/** A status as {@link StateDoc} stores it. */
+export function encodeStatus(status: string): string {
+  return STATUS_CODES[status] ?? status;
+}
+
+/** A status {@link encodeStatus} stored, by its name; undefined when `code` is not a string. */
+export function decodeStatus(code: unknown): string | undefined {
+  return typeof code === 'string' ? (STATUS_NAMES[code] ?? code) : undefined;
+}
+
+/** The state of an instance that does not exist yet. */
+export function emptyState(): StateDoc {
+  return { instance: {}, variables: {}, nodes: {} };
+}
+
+/**
+ * A JSON value still as the text it was stored as: a {@link Snapshot} keeps JSON columns so, and
+ * {@link diffState} compares texts and parses only what changed (the hot path reads every
+ * instance a transaction changes twice).
+ */
+export class JsonText {
+  constructor(readonly text: string) {}
+  /** The value (parsed once). @throws EngineError DATABASE_CORRUPT when the stored text is not JSON. */
+  get value(): unknown {
+    let v: unknown;
+    try {
+      v = JSON.parse(this.text) as unknown;
+    } catch (err) {
+      throw new EngineError('DATABASE_CORRUPT', `a stored JSON column holds text that is not JSON (${(err as Error).message}): was a row edited by hand?`, {
+        cause: err,
+        kind: 'user',
+        retryable: false,
+      });
+    }
+    Object.defineProperty(this, 'value', { value: v });
+    return v;
+  }
+}
+
+/** An instance's state as read inside a transaction: a {@link StateDoc} whose JSON values may still be {@link JsonText}. */
+export interface Snapshot {
+  instance: FieldDoc;
+  variables: Record<string, unknown> | JsonText;
+  nodes: Record<string, FieldDoc>;
+}
+
+const text = (v: unknown): string => (v instanceof JsonText ? v.text : (JSON.stringify(v) ?? 'undefined'));
+const plain = (v: unknown): unknown => (v instanceof JsonText ? v.value : v);
+const same = (a: unknown, b: unknown): boolean => a === b || text(a) === text(b);
+
+/** The merge patch from `before` to `after` (neither holds a null value), or undefined when equal. */
+export function diffFields(before: FieldDoc, after: FieldDoc): FieldDoc | undefined {
+  let out: FieldDoc | undefined;
+  for (const [k, v] of Object.entries(after)) if (!(k in before) || !same(before[k], v)) (out ??= {})[k] = plain(v);
+  for (const k of Object.keys(before)) if (!(k in after)) (out ??= {})[k] = null;
+  return out;
+}
+
+/** `doc` with a merge patch applied (a copy). */
+export function applyFields(doc: FieldDoc, patch: FieldDoc | undefined): FieldDoc {
+  if (!patch) return doc;
+  const out = { ...doc };
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = v;
+  }
+  return out;
+}
+
+/** The patch from `before` to `after`, or undefined when the state did not change. */
+export function diffState(before: Snapshot, after: Snapshot): StatePatch | undefined {
+  const patch: StatePatch = {};
+  const i = diffFields(before.instance, after.instance);
+  if (i) patch.i = i;
+  const n: Record<string, FieldDoc> = {};
+  // Outputs this patch sets, by their JSON: a variable equal to one refers to it.
+  const outputs = new Map<string, string>();
+  for (const [id, node] of Object.entries(after.nodes)) {
+    const d = diffFields(before.nodes[id] ?? {}, node);
+    if (!d) continue;
+    n[id] = d;
+    const o = d.o;
+    if (Array.isArray(o)) outputs.set(text(o[0]), id);
+  }
+  if (Object.keys(n).length > 0) patch.n = n;
+  const v: Record<string, unknown> = {};
+  let vars = false;
+  const bv = before.variables;
+  const av = after.variables;
+  if (!(bv instanceof JsonText && av instanceof JsonText && bv.text === av.text)) {
+    const was = plain(bv) as Record<string, unknown>;
+    const now = plain(av) as Record<string, unknown>;
+    for (const [k, value] of Object.entries(now)) {
+      if (k in was && text(was[k]) === text(value)) continue;
+      const t = text(value);
+      const ref = outputs.get(t);
+      v[k] = ref !== undefined && ref.length < t.length ? ref : [value];
+      vars = true;
+    }
+    for (const k of Object.keys(was)) {
+      if (!(k in now)) {
+        v[k] = null;
+        vars = true;
+      }
+    }
+  }
+  if (vars) patch.v = v;
+  return patch.i || patch.v || patch.n ? patch : undefined;
+}
+
+/** `doc` with `patch` applied (a copy). */
+export function applyState(doc: StateDoc, patch: StatePatch): StateDoc {
+  const nodes = { ...doc.nodes };
+  for (const [id, d] of Object.entries(patch.n ?? {})) nodes[id] = applyFields(nodes[id] ?? {}, d);
+  const variables = { ...doc.variables };
+  for (const [k, v] of Object.entries(patch.v ?? {})) {
+    if (v === null) delete variables[k];
+    else if (Array.isArray(v)) variables[k] = v[0];
+    else if (typeof v === 'string') variables[k] = (nodes[v]?.o as unknown[] | undefined)?.[0];
+  }
+  return { instance: applyFields(doc.instance, patch.i), variables, nodes };
+}
+
+/**
+ * One patch doing what `a` then `b` do. Fields: `b`'s win. A variable of `a` that refers to a
+ * node output `b` changes is resolved to `a`'s value first.
+ */
+export function composePatches(a: StatePatch, b: StatePatch): StatePatch {
+  const out: StatePatch = {};
+  if (a.i || b.i) out.i = { ...a.i, ...b.i };
+  if (a.n || b.n) {
+    const n: Record<string, FieldDoc> = { ...a.n };
+    for (const [id, d] of Object.entries(b.n ?? {})) n[id] = { ...a.n?.[id], ...d };
+    out.n = n;
+  }
+  if (a.v || b.v) {
+    const v: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(a.v ?? {})) v[k] = typeof x === 'string' && b.n?.[x] !== undefined && 'o' in (b.n[x] as FieldDoc) ? a.n?.[x]?.o : x;
+    out.v = { ...v, ...b.v };
+  }
+  return out;
+}
+
+/** The state after folding `patches` (oldest first) over the empty state. */
+export function foldStates(patches: Iterable<StatePatch>): StateDoc {
+  let doc = emptyState();
+  for (const p of patches) doc = applyState(doc, p);
+  return doc;
+}
+
+/** Time travel's queries inside a write transaction (table `history_state`). */
+export interface StateQueries {
+  /**
+   * The instance's state now, inside this transaction (PostgreSQL: under the instance's lock), its
+   * JSON columns as {@link JsonText}, or undefined when it does not exist.
+   */
+  snapshot(instanceId: number): Snapshot | undefined;
+  /**
+   * Takes the instance's pending patch (changes since its last entry that no entry showed yet)
+   * out of the table and answers it, or undefined when there is none (one statement).
+   */
+  takePending(instanceId: number): StatePatch | undefined;
+  /** Records `patch` of an instance under `historyId` (the first entry the transaction appended for it), or as its pending patch (`historyId` 0). */
+  record(p: { instanceId: number; historyId: number; patch: StatePatch }): void;
+}
+
+/** Methods of the instance and node families that change nothing (every other one may change an instance's state). */
+const READS: ReadonlySet<string> = new Set<keyof InstanceQueries | keyof NodeQueries>([
+  'get',
+  'head',
+  'variables',
+  'lockConcurrency',
+  'countAdmitted',
+  'oldestHeld',
+  'all',
+  'open',
+  'openCounts',
+  'results',
+  'compensable',
+  'otherIncidents',
+]);
+
+/** The instance a call of the instance or node family names: its first argument, or that argument's `instanceId` or `id`. */
+function instanceOf(args: unknown[]): number | undefined {
+  const a = args[0];
+  if (typeof a === 'number') return a;
+  if (typeof a === 'object' && a !== null) {
+    const o = a as { instanceId?: unknown; id?: unknown };
+    if (typeof o.instanceId === 'number') return o.instanceId;
+    if (typeof o.id === 'number') return o.id;
+  }
+  return undefined;
+}
+
+/** A transaction's queries with the state of every instance it changes tracked (see the module doc). */
+export interface StateTracking {
+  /** The queries to hand the transaction's function. */
+  readonly queries: WriteQueries;
+  /** Records the patch of every instance the transaction changed; call last, inside the transaction. */
+  finish(): void;
+}
+
+/**
+ * Wraps `q` so that every change of an instance's state through `q.instances` and `q.nodes` is
+ * recorded by `finish` (see the module doc), through `q.states`.
+ */
+export function trackStates(q: WriteQueries): StateTracking {
+  const states = q.states;
+  /** Instances changed: the state before the first change (undefined: created in this transaction). */
+  const before = new Map<number, Snapshot | undefined>();
+  /** The first history entry appended per instance. */
+  const firstEntry = new Map<number, number>();
+  const touch = (id: number | undefined): void => {
+    if (id !== undefined && !before.has(id)) before.set(id, states.snapshot(id));
+  };
+  const wrap = <F extends object>(family: F, created?: string): F =>
+    new Proxy(family, {
+      get(target, key, receiver) {
+        const v = Reflect.get(target, key, receiver) as unknown;
+        if (typeof v !== 'function' || typeof key !== 'string' || READS.has(key)) return v;
+        const fn = v as (...args: unknown[]) => unknown;
+        return (...args: unknown[]) => {
+          if (key === created) {
+            const id = fn.apply(target, args);
+            if (typeof id === 'number' && !before.has(id)) before.set(id, undefined);
+            return id;
+          }
+          touch(instanceOf(args));
+          return fn.apply(target, args);
+        };
+      },
+    });
+  const history: HistoryQueries = {
+    ...q.history,
+    append: (p) => {
+      const id = q.history.append(p);
+      if (p.instanceId !== null && !firstEntry.has(p.instanceId)) firstEntry.set(p.instanceId, id);
+      return id;
+    },
+    deadLetter: (p) => q.history.deadLetter(p),
+  };
+  const queries: WriteQueries = { ...q, instances: wrap(q.instances, 'insert'), nodes: wrap(q.nodes), history };
+  const save = (id: number, patch: StatePatch | undefined): void => {
+    const historyId = firstEntry.get(id) ?? 0;
+    if (historyId === 0 && !patch) return;
+    const pending = states.takePending(id);
+    const merged = pending && patch ? composePatches(pending, patch) : (pending ?? patch);
+    if (merged) states.record({ instanceId: id, historyId, patch: merged });
+  };
+  return {
+    queries,
+    finish() {
+      for (const [id, was] of before) {
+        const now = states.snapshot(id);
+        if (!now) continue; // deleted in this transaction
+        save(id, diffState(was ?? emptyState(), now));
+      }
+      // Entries of instances this transaction did not change still show their pending changes.
+      for (const id of firstEntry.keys()) if (!before.has(id)) save(id, undefined);
+    },
+  };
+}
