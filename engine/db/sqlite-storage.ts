@@ -20,7 +20,7 @@ import { createChangeReads, createConsumerQueries } from './queries/changes';
 import { createRetentionQueries } from './queries/retention';
 import { createScheduleQueries } from './queries/schedule';
 import { createStateQueries, createStateReads } from './queries/history-state';
-import { trackStates } from '../store/history-state';
+import { StateCache, trackStates, type StateTracking } from '../store/history-state';
 import { createWorkflowQueries } from './queries/workflows';
 import { startUpkeepThread, type UpkeepThread } from './upkeep-thread';
 
@@ -152,20 +152,34 @@ export function sqliteStorage(db: RunnelDb, options: SqliteStorageOptions = {}):
             }),
         };
 
+  // Time travel's record of the states this connection's transactions left (engine/store/history-state.ts).
+  const states = new StateCache();
+  let knownVersion = -1;
+
   return {
     db,
     location: db.file,
     readonly: db.readonly,
     ...(file === undefined ? {} : { file }),
     write: async (fn) => {
+      let tracked: StateTracking | undefined;
       try {
-        return await db.write(() => {
-          const tracked = trackStates(queries);
-          const result = fn(tracked.queries);
+        const result = await db.write(() => {
+          // Another connection committed since this one's last transaction: what it knew may be stale.
+          const version = raw.pragma('data_version', { simple: true }) as number;
+          if (version !== knownVersion) {
+            states.clear();
+            knownVersion = version;
+          }
+          tracked = trackStates(queries, states);
+          const r = fn(tracked.queries);
           tracked.finish();
-          return result;
+          return r;
         });
+        tracked?.committed();
+        return result;
       } catch (err) {
+        states.clear();
         if (db.damaged) haltUpkeep();
         throw err;
       }

@@ -277,20 +277,70 @@ export interface StateTracking {
   readonly queries: WriteQueries;
   /** Records the patch of every instance the transaction changed; call last, inside the transaction. */
   finish(): void;
+  /** After the transaction committed: the states it ended with go to the cache (when one was given). */
+  committed(): void;
+}
+
+/**
+ * What one connection knows of instances' states between its transactions: the state each had
+ * after the last transaction of this connection that changed it, and whether a pending patch
+ * (key 0) of it is stored. Valid only while no other connection wrote: the backend clears it
+ * when one did (SQLite: `PRAGMA data_version` moved, https://sqlite.org/pragma.html#pragma_data_version),
+ * and after a transaction that failed. A hit spares a transaction the read of the instance's
+ * state before its first change, and the pending patch's delete when none is stored — most of
+ * what recording costs on the hot path, where an instance's steps follow each other in one process.
+ * Least recently used entries go beyond `max`.
+ */
+export class StateCache {
+  private readonly entries = new Map<number, { snapshot: Snapshot; pending: boolean }>();
+
+  constructor(private readonly max = 10_000) {}
+
+  get(id: number): { snapshot: Snapshot; pending: boolean } | undefined {
+    return this.entries.get(id);
+  }
+
+  set(id: number, entry: { snapshot: Snapshot; pending: boolean } | undefined): void {
+    this.entries.delete(id);
+    if (entry === undefined) return;
+    this.entries.set(id, entry);
+    if (this.entries.size > this.max) {
+      const oldest = this.entries.keys().next();
+      if (!oldest.done) this.entries.delete(oldest.value);
+    }
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
 }
 
 /**
  * Wraps `q` so that every change of an instance's state through `q.instances` and `q.nodes` is
- * recorded by `finish` (see the module doc), through `q.states`.
+ * recorded by `finish` (see the module doc), through `q.states`. With `cache` (valid for this
+ * transaction: see {@link StateCache}), states known from earlier transactions are not read again.
  */
-export function trackStates(q: WriteQueries): StateTracking {
+export function trackStates(q: WriteQueries, cache?: StateCache): StateTracking {
   const states = q.states;
   /** Instances changed: the state before the first change (undefined: created in this transaction). */
   const before = new Map<number, Snapshot | undefined>();
+  /** Whether an instance has a pending patch stored, where known (false: none; absent: unknown, read it). */
+  const pendingKnown = new Map<number, boolean>();
   /** The first history entry appended per instance. */
   const firstEntry = new Map<number, number>();
+  /** What `committed` hands the cache: the state after, or undefined (deleted). */
+  const after = new Map<number, { snapshot: Snapshot; pending: boolean } | undefined>();
   const touch = (id: number | undefined): void => {
-    if (id !== undefined && !before.has(id)) before.set(id, states.snapshot(id));
+    if (id === undefined || before.has(id)) return;
+    const known = cache?.get(id);
+    if (known) {
+      before.set(id, known.snapshot);
+      pendingKnown.set(id, known.pending);
+    } else before.set(id, states.snapshot(id));
   };
   const wrap = <F extends object>(family: F, created?: string): F =>
     new Proxy(family, {
@@ -301,7 +351,10 @@ export function trackStates(q: WriteQueries): StateTracking {
         return (...args: unknown[]) => {
           if (key === created) {
             const id = fn.apply(target, args);
-            if (typeof id === 'number' && !before.has(id)) before.set(id, undefined);
+            if (typeof id === 'number' && !before.has(id)) {
+              before.set(id, undefined);
+              pendingKnown.set(id, false);
+            }
             return id;
           }
           touch(instanceOf(args));
@@ -319,23 +372,39 @@ export function trackStates(q: WriteQueries): StateTracking {
     deadLetter: (p) => q.history.deadLetter(p),
   };
   const queries: WriteQueries = { ...q, instances: wrap(q.instances, 'insert'), nodes: wrap(q.nodes), history };
-  const save = (id: number, patch: StatePatch | undefined): void => {
+  /** Records the patch; returns whether a pending patch of the instance is stored after it. */
+  const save = (id: number, patch: StatePatch | undefined): boolean => {
     const historyId = firstEntry.get(id) ?? 0;
-    if (historyId === 0 && !patch) return;
-    const pending = states.takePending(id);
+    const hadPending = pendingKnown.get(id);
+    if (historyId === 0 && !patch) return hadPending ?? true;
+    const pending = hadPending === false ? undefined : states.takePending(id);
     const merged = pending && patch ? composePatches(pending, patch) : (pending ?? patch);
     if (merged) states.record({ instanceId: id, historyId, patch: merged });
+    return historyId === 0 ? merged !== undefined : false;
   };
   return {
     queries,
     finish() {
       for (const [id, was] of before) {
         const now = states.snapshot(id);
-        if (!now) continue; // deleted in this transaction
-        save(id, diffState(was ?? emptyState(), now));
+        if (!now) {
+          after.set(id, undefined); // deleted in this transaction
+          continue;
+        }
+        const pending = save(id, diffState(was ?? emptyState(), now));
+        after.set(id, { snapshot: now, pending });
       }
       // Entries of instances this transaction did not change still show their pending changes.
-      for (const id of firstEntry.keys()) if (!before.has(id)) save(id, undefined);
+      for (const id of firstEntry.keys()) {
+        if (before.has(id)) continue;
+        const known = cache?.get(id);
+        if (known && !known.pending) continue; // nothing pending, nothing changed: nothing to record
+        save(id, undefined);
+        if (known) after.set(id, { snapshot: known.snapshot, pending: false });
+      }
+    },
+    committed() {
+      if (cache) for (const [id, entry] of after) cache.set(id, entry);
     },
   };
 }

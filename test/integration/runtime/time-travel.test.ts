@@ -11,7 +11,8 @@ import { startDeviceServer, type DeviceFleetServer } from '../../../examples/dev
 import type { Engine } from '../../../engine/runtime/engine';
 import type { HistoryEvent, InstanceDetail } from '../../../engine/api/contract';
 import { createHandlers, dispatch } from '../../../engine/api/handlers';
-import { runToSettled, tempEngine } from '../../helpers/temp-engine';
+import { Engine as EngineClass } from '../../../engine/runtime/engine';
+import { runToSettled, tempEngine, tempLocation } from '../../helpers/temp-engine';
 
 const OTA = JSON.parse(fs.readFileSync(path.join(import.meta.dirname, '../../../examples/ota-upgrade.workflow.json'), 'utf8')) as unknown;
 
@@ -298,5 +299,34 @@ describe('time travel: stateAt for every history entry equals the state the engi
     const types = (await engine.history(forkId)).map((e) => `${e.type}${e.nodeId ? ` ${e.nodeId}` : ''}`);
     expect(types.filter((t) => t.startsWith('node.'))).not.toContain('node.failed flaky');
     expect(types.some((t) => t.includes('prepare') || t.includes('recover') || t.includes('flaky'))).toBe(false);
+  });
+});
+
+describe('time travel with two connections writing one instance', () => {
+  it('a change another connection made and this one undid is recorded as undone (what one connection knew of the state is dropped when another commits)', async () => {
+    const db = tempLocation();
+    const a = EngineClass.open(db.location, { pollIntervalMs: 10 });
+    const b = EngineClass.open(db.location, { pollIntervalMs: 10 });
+    try {
+      await a.deploy({ name: 'ask', nodes: [{ id: 'ask', type: 'approval', config: {} }] });
+      const id = await a.start('ask');
+      const waiting = await runToSettled(a, id);
+      expect(waiting.status).toBe('WAITING');
+      // b pauses (its own connection), a unpauses: a's last view of the state had no pause either
+      await b.pause(id);
+      await a.unpause(id);
+      const history = await a.history(id);
+      const last = history[history.length - 1] as HistoryEvent;
+      expect(last.type).toBe('instance.unpaused');
+      const paused = history.find((h) => h.type === 'instance.paused') as HistoryEvent;
+      expect((await a.stateAt(id, paused.id)).instance.pausedAt).not.toBeNull();
+      const now = await a.getInstance(id);
+      expect(now.pausedAt ?? null).toBeNull();
+      expect(rebuilt((await a.stateAt(id, last.id)).instance)).toEqual(rebuilt(now));
+    } finally {
+      await a.close();
+      await b.close();
+      await db.cleanup();
+    }
   });
 });
