@@ -43,10 +43,11 @@ export const COPIED_TABLES: readonly { name: string; key: readonly string[]; ide
   { name: 'history', key: ['id'], identity: true },
   { name: 'dead_letter', key: ['id'], identity: true },
   { name: 'change_consumer', key: ['name'], identity: false },
+  { name: 'workflow_schedule', key: ['workflow_name', 'schedule_id'], identity: false },
 ];
 
 /** Key columns holding text (the others are integers). */
-const TEXT_KEYS: ReadonlySet<string> = new Set(['node_id', 'name']);
+const TEXT_KEYS: ReadonlySet<string> = new Set(['node_id', 'name', 'workflow_name', 'schedule_id']);
 
 type Row = Record<string, unknown>;
 

@@ -19,6 +19,7 @@ import { createChangeReads, createConsumerQueries } from './queries/changes';
 import { createRetentionQueries } from './queries/retention';
 import { createScheduleQueries } from './queries/schedule';
 import { createWorkflowQueries } from './queries/workflows';
+import { createScheduleReads, createWorkflowScheduleQueries } from './queries/workflow-schedules';
 import { startUpkeepThread, type UpkeepThread } from './upkeep-thread';
 
 /**
@@ -88,6 +89,7 @@ export function sqliteStorage(db: RunnelDb, options: SqliteStorageOptions = {}):
     retention: createRetentionQueries(raw),
     workflows,
     consumers: createConsumerQueries(raw),
+    workflowSchedules: createWorkflowScheduleQueries(raw),
     savepoint: <T>(fn: () => T): T => savepoint(fn) as T,
     isStorageFailure: (err) => {
       if (isBusyError(err)) return true;
@@ -107,7 +109,7 @@ export function sqliteStorage(db: RunnelDb, options: SqliteStorageOptions = {}):
     upkeepTried = true;
     void t?.stop();
   };
-  const read = typedReads({ ...createReadModel(raw, workflows), ...createChangeReads(raw) }, db, haltUpkeep);
+  const read = typedReads({ ...createReadModel(raw, workflows), ...createChangeReads(raw), ...createScheduleReads(raw) }, db, haltUpkeep);
   const thread = (): UpkeepThread | undefined => {
     if (!upkeepTried && db.file !== ':memory:' && !db.readonly && !db.damaged) {
       upkeepTried = true;

@@ -44,6 +44,7 @@ import { instanceLockKeys, WORKFLOW_LOCK_SPACE, type PgTx } from './queries/cont
 import { createPostgresReadModel } from './read-model';
 import { createPostgresChangeReads, WRITE_BEGIN_SQL } from './changes';
 import { createConsumerQueries } from './queries/changes';
+import { createPostgresScheduleReads, createWorkflowScheduleQueries } from './queries/workflow-schedules';
 import { watchPostgresChanges } from './watch';
 
 /** The NOTIFY channel of commits (payload: the committing backend's id). */
@@ -234,6 +235,7 @@ function postgresStorage(url: string, first: SyncBridge, bridgeOptions: BridgeOp
     retention: createRetentionQueries(tx),
     workflows: createWorkflowQueries(tx),
     consumers: createConsumerQueries(tx),
+    workflowSchedules: createWorkflowScheduleQueries(tx),
     savepoint<T>(fn: () => T): T {
       const name = `s${++savepoints}`;
       bridge.query(`SAVEPOINT ${name}`);
@@ -327,7 +329,7 @@ function postgresStorage(url: string, first: SyncBridge, bridgeOptions: BridgeOp
     }
   };
 
-  const read = typedReads({ ...createPostgresReadModel(pool), ...createPostgresChangeReads(pool, options.feedWaitMs) }, url);
+  const read = typedReads({ ...createPostgresReadModel(pool), ...createPostgresChangeReads(pool, options.feedWaitMs), ...createPostgresScheduleReads(pool) }, url);
   let leaseSeq = 0;
   const watchers = new Set<() => void>();
 
