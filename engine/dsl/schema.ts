@@ -165,10 +165,11 @@ export const ScheduleOverlapSchema = z.enum(['skip', 'allow', 'cancel-previous']
 export type ScheduleOverlap = z.infer<typeof ScheduleOverlapSchema>;
 
 /**
- * Which missed due times (passed more than MISSED_AFTER_MS ago, engine/dsl/schedules.ts: no worker
- * ran) start once a worker runs again: `none` (the default: none, the schedule goes on from the
- * next time to come), `latest` (the most recent only) or `all` (each, oldest first, at most
- * MAX_CATCH_UP = 100 of them: the latest 100; older ones are skipped and recorded).
+ * Which missed due times (passed more than MISSED_AFTER_MS = 60 s ago, engine/dsl/schedules.ts: no
+ * worker ran) start once a worker runs again: `none` (the default: none, the schedule goes on from
+ * the next time to come), `latest` (the most recent only, unless a due time is on time anyway) or
+ * `all` (each, oldest first, at most MAX_CATCH_UP = 100 due times: the latest 100; older ones are
+ * skipped and recorded). Due times passed less than 60 s ago always start.
  */
 export const ScheduleCatchUpSchema = z.enum(['none', 'latest', 'all']);
 export type ScheduleCatchUp = z.infer<typeof ScheduleCatchUpSchema>;

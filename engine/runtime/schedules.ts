@@ -69,24 +69,25 @@ export interface DuePlan {
 }
 
 /**
- * The due times a schedule whose next due time is `nextDueAt` fires at `now` (>= nextDueAt):
- * the latest passed time when it is on time (passed at most {@link MISSED_AFTER_MS} ago) whatever
- * `catchUp` says; then `none` skips every missed one, `latest` fires the most recent one (on time
- * or not), `all` fires every missed one up to {@link MAX_CATCH_UP}, the latest ones.
+ * The due times a schedule whose next due time is `nextDueAt` fires at `now` (>= nextDueAt). Due
+ * times passed at most {@link MISSED_AFTER_MS} ago are on time and fire whatever `catchUp` says
+ * (a worker a few seconds late starts them as usual); older ones were missed: `none` skips them,
+ * `latest` fires the most recent one when no time is on time, `all` fires each of them, up to
+ * {@link MAX_CATCH_UP} due times in all (the latest ones).
  */
 export function planDue(cron: CronSchedule, catchUp: ScheduleCatchUp, nextDueAt: number, now: number): DuePlan {
   const passed = cron.latest(MAX_CATCH_UP + 1, now).filter((t) => t >= nextDueAt);
   // The stored next due time is one of the expression's; should stepping back miss it, it still fires.
   if (passed.length === 0) passed.push(nextDueAt);
   const next = cron.nextAfter(now);
-  const newest = passed[0] as number;
+  const onTime = passed.filter((t) => now - t <= MISSED_AFTER_MS);
   let fire: number[];
-  if (catchUp === 'latest') fire = [newest];
-  else if (catchUp === 'all') fire = passed.slice(0, MAX_CATCH_UP).reverse();
-  else fire = now - newest <= MISSED_AFTER_MS ? [newest] : [];
+  if (catchUp === 'all') fire = passed.slice(0, MAX_CATCH_UP);
+  else if (catchUp === 'latest' && onTime.length === 0) fire = [passed[0] as number];
+  else fire = onTime.slice(0, MAX_CATCH_UP);
   const fired = new Set(fire);
   const skipped = passed.filter((t) => !fired.has(t));
-  return { fire, skipped, more: passed.length > MAX_CATCH_UP, next };
+  return { fire: fire.reverse(), skipped, more: passed.length > MAX_CATCH_UP, next };
 }
 
 /** The business key of the instance a schedule starts for a due time. */
