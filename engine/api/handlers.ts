@@ -191,6 +191,14 @@ export function createHandlers(engine: Engine): Handlers {
       return { consumer };
     },
 
+    'schedule:list': async ({ workflow }) => engine.listSchedules(workflow),
+
+    'schedule:pause': async ({ workflow, id, actor }) => engine.pauseSchedule(workflow, id, { actor }),
+
+    'schedule:resume': async ({ workflow, id, actor }) => engine.resumeSchedule(workflow, id, { actor }),
+
+    'schedule:trigger': async ({ workflow, id, actor }) => ({ instance: await stateOf(await engine.triggerSchedule(workflow, id, { actor })) }),
+
     'instance:approvals': async ({ workflow, limit }) => engine.listApprovals({ workflow, limit }),
 
     'instance:bulk': async ({ action, filter, dryRun, upToId, compensate, actor }) => {
