@@ -13,6 +13,7 @@ import {
   startBatch,
 } from './engine-run';
 import { sampleResources } from './stats';
+import { schedulesIdle } from './schedules-idle';
 import { countStatements, resetStatementCounts, statementCounts } from './statements';
 import { FANOUT, LINEAR, LINEAR4, LINEAR4_ECHO, LINEAR_CAPPED, RETRY } from './workflows';
 
@@ -74,7 +75,9 @@ export type Task =
   /** SQL statements per transition (bench/statements.ts) while `n` instances of `workflow` drain (NORMAL; not timed). */
   | { kind: 'engine-statements'; file: string; workflow: keyof typeof WORKFLOWS; n: number }
   /** The Designer in Chromium opening a 500-node workflow `opens` times (bench/designer.ts). */
-  | { kind: 'designer-open'; opens: number };
+  | { kind: 'designer-open'; opens: number }
+  /** An idle worker with `schedules` live schedules, its CPU time over `durationMs` (bench/schedules-idle.ts). */
+  | { kind: 'schedules-idle'; file: string; schedules: number; durationMs: number };
 
 /** Runs `task`; returns its result (JSON-serialisable). */
 export async function runTask(task: Task): Promise<unknown> {
@@ -178,6 +181,8 @@ export async function runTask(task: Task): Promise<unknown> {
       await engine.close();
       return { workflow: task.workflow, transitions: r.transitions, perTransition: (c.reads + c.writes) / r.transitions, readsPerTransition: c.reads / r.transitions, writesPerTransition: c.writes / r.transitions, top: c.top };
     }
+    case 'schedules-idle':
+      return schedulesIdle(task.file, task.schedules, task.durationMs);
     case 'designer-open': {
       // Imported here: vite, Playwright and React Flow's build stay out of every other child's RSS.
       const { designerOpen } = await import('./designer');

@@ -14,6 +14,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { Task } from './child';
 import type { DesignerOpen } from './designer';
+import type { SchedulesIdle } from './schedules-idle';
 import type { EngineFootprint, EngineOpenLoop, EngineThroughput } from './engine-run';
 import type { RawFootprint, RawOpenLoop, RawThroughput, Sync } from './raw';
 import { Latency, nowMs, removeDb, sleep, type LatencySummary } from './stats';
@@ -43,6 +44,7 @@ const CONFIG = quick
       multiN: 6000,
       apiMs: 2500,
       designerOpens: 3,
+      idleMs: 5000,
     }
   : {
       rawMs: 3000,
@@ -58,6 +60,7 @@ const CONFIG = quick
       multiN: 20_000,
       apiMs: 20_000,
       designerOpens: 5,
+      idleMs: 30_000,
     };
 
 /** Runs of the throughput and several-process figures; the best of them is kept. */
@@ -419,6 +422,11 @@ async function main(): Promise<void> {
   copyDb(base, apiFile);
   const api = await apiRoundTrips(apiFile, 'FULL', CONFIG.apiMs);
   const designer = await designerOpens(CONFIG.designerOpens);
+  // Schedules while idle: CPU per idle minute with none, then with 1,000 (none due).
+  const schedulesIdle = (await task<SchedulesIdle[]>(
+    { kind: 'batch', tasks: [0, 1000].map((n): Task => ({ kind: 'schedules-idle', file: dbFile(`idle-${n}`), schedules: n, durationMs: CONFIG.idleMs })) },
+    `schedules while idle: an idle worker with 0, then 1,000 schedules, ${CONFIG.idleMs / 1000} s each`,
+  )) as SchedulesIdle[];
 
   // 6. Several processes.
   const counts = [1, 2, 4];
@@ -480,6 +488,7 @@ async function main(): Promise<void> {
     engineSmall,
     api,
     designer,
+    schedulesIdle,
     multi,
     postgres,
   };
