@@ -8,6 +8,7 @@ import { nameText, WorkflowSchema } from '../dsl/schema';
 import { assertValidWorkflow, formatProblems, validateWorkflow, workflowNameSpacing, type Problem, type ValidationResult } from '../dsl/validate';
 import { checkWorkflowCalls, workflowCalls, type CallLookup, type WorkflowCall } from '../dsl/validate-calls';
 import { describeValueProblem, findValueProblem } from '../dsl/value-limits';
+import { checkVariables } from '../dsl/input-schema';
 import { definitionHash, exportWorkflow } from '../dsl/export';
 import type { WorkflowSummary } from '../api/contract';
 import type { WorkflowVersionRow } from '../store/port';
@@ -46,6 +47,7 @@ export interface SavedWorkflow {
  */
 export async function deployWorkflow(ctx: RuntimeContext, raw: unknown): Promise<DeployResult> {
   const wf = assertValidWorkflow(raw, ctx.registry.catalog());
+  refuseProblems(scheduleVarsProblems(wf));
   const hash = definitionHash(wf);
   const now = ctx.clock.now();
   const calls = ctx.checkWorkflowCalls && workflowCalls(wf).length > 0;
@@ -100,6 +102,25 @@ export async function deployWorkflow(ctx: RuntimeContext, raw: unknown): Promise
   });
   if (result.created) ctx.schedulesChanged();
   return result;
+}
+
+/**
+ * A schedule's `vars` that its workflow's `inputSchema` refuses, as problems naming the schedule
+ * (`schedules[0].vars: …`): each due time would start nothing. Checked on save (Ajv compiles the
+ * schema, which the renderer's live validation cannot do under its CSP).
+ */
+function scheduleVarsProblems(wf: Workflow): Problem[] {
+  if (wf.inputSchema === undefined) return [];
+  const problems: Problem[] = [];
+  (wf.schedules ?? []).forEach((s, i) => {
+    try {
+      checkVariables(wf, s.vars ?? {});
+    } catch (err) {
+      if (!(err instanceof EngineError) || err.code !== 'INVALID_VARIABLES') return;
+      problems.push({ code: 'INVALID_FIELD', message: `schedules[${i}].vars: ${err.message} (schedule "${s.id}")`, path: ['schedules', i, 'vars'] });
+    }
+  });
+  return problems;
 }
 
 /** @throws EngineError INVALID_WORKFLOW listing `problems`, when there are any. */

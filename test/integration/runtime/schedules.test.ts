@@ -174,6 +174,16 @@ describe('schedules', () => {
     expect(s).toMatchObject({ nextDueAt: Date.parse('2028-01-01T00:00:00Z'), lastInstanceId: id });
   });
 
+  it('a save refuses vars that the inputSchema refuses, naming the schedule', async () => {
+    t = tempEngine({ clock: new ManualClock(T0) });
+    const def = { ...wf([{ id: 'eu', cron: '0 * * * *', vars: { region: 'eu' } }, { id: 'none', cron: '0 * * * *' }]), inputSchema: { type: 'object', required: ['region'], properties: { region: { type: 'string' } } } };
+    await expect(t.engine.deploy(def)).rejects.toMatchObject({
+      code: 'INVALID_WORKFLOW',
+      details: [expect.objectContaining({ path: ['schedules', 1, 'vars'], message: expect.stringMatching(/^schedules\[1\]\.vars: .*region.* \(schedule "none"\)$/) })],
+    });
+    expect(await t.engine.listSchedules()).toEqual([]);
+  });
+
   it('rename moves the schedules; delete removes them', async () => {
     const clock = new ManualClock(T0);
     t = tempEngine({ clock });
