@@ -17,7 +17,7 @@
  */
 import { EngineError } from '../errors';
 import { isTerminal } from '../vocabulary';
-import type { Schedule, ScheduleCatchUp, ScheduleOverlap, Workflow } from '../dsl/schema';
+import { WorkflowSchema, type Schedule, type ScheduleCatchUp, type ScheduleOverlap, type Workflow } from '../dsl/schema';
 import { MAX_CATCH_UP, MISSED_AFTER_MS, parseCron, type CronSchedule } from '../dsl/schedules';
 import { checkVariables } from '../dsl/input-schema';
 import type { StorageBackend, WorkflowScheduleRow, WriteQueries } from '../store/port';
@@ -30,6 +30,9 @@ import { makeTx, type Abort, type Tx } from './state-machine/tx';
 
 /** Longest a worker goes without looking for the earliest due time, ms (how soon it sees a schedule another process deployed). */
 export const SCHEDULE_REFRESH_MS = 1000;
+
+/** How long a due schedule this process cannot start (a node type it lacks) is left to others, ms. */
+const UNRUNNABLE_RETRY_MS = 30_000;
 
 /** Due schedules fired per transaction batch. */
 const FIRE_BATCH = 50;
@@ -221,6 +224,8 @@ export class ScheduleFirer {
   /** Engine-clock time of the next look, epoch ms (0: at the next turn). */
   private checkAt = 0;
   private failure: string | undefined;
+  /** Due schedules this process does not fire until the time given (by `workflow` U+001F `id`). */
+  private readonly setAside = new Map<string, number>();
 
   constructor(private readonly deps: ScheduleDeps) {}
 
@@ -246,12 +251,35 @@ export class ScheduleFirer {
         return 0;
       }
       let started = 0;
+      let waiting = false;
       for (const row of await this.deps.storage.read.dueSchedules(now, FIRE_BATCH)) {
-        const p = await prepare(this.deps, row);
-        if (p) started += (await fireOne(this.deps, p)).length;
+        const key = `${row.workflow}\u001f${row.scheduleId}`;
+        if ((this.setAside.get(key) ?? 0) > now) {
+          waiting = true;
+          continue;
+        }
+        let p: Prepared | undefined;
+        try {
+          p = await prepare(this.deps, row);
+        } catch (err) {
+          // This process cannot run the workflow (a node type it lacks): a worker that can fires it.
+          if (!this.setAside.has(key)) console.error(`runnel worker: schedule "${row.scheduleId}" of workflow "${row.workflow}" cannot start here (${err instanceof Error ? err.message : String(err)}); left to a worker that can, looked at again every ${UNRUNNABLE_RETRY_MS / 1000} s`);
+          this.setAside.set(key, now + UNRUNNABLE_RETRY_MS);
+          waiting = true;
+          continue;
+        }
+        if (p === undefined) {
+          // Read between a deploy's commit and its schedules' (or a stale version): next refresh.
+          this.setAside.set(key, now + SCHEDULE_REFRESH_MS);
+          waiting = true;
+          continue;
+        }
+        this.setAside.delete(key);
+        started += (await fireOne(this.deps, p)).length;
       }
       this.failure = undefined;
-      this.checkAt = 0;
+      // Rows set aside stay due: looking again at once would read them every turn.
+      this.checkAt = waiting ? now + SCHEDULE_REFRESH_MS : 0;
       return started;
     } catch (err) {
       const code = err instanceof EngineError ? err.code : err instanceof Error ? err.name : 'ERROR';
@@ -303,7 +331,8 @@ export async function listSchedules(deps: ScheduleDeps, workflow?: string): Prom
   for (const r of rows) {
     if (!defs.has(r.workflow)) {
       const v = await deps.storage.read.workflowVersion(r.workflow);
-      defs.set(r.workflow, v === undefined ? undefined : (await deps.loadWorkflow(v.id)).def);
+      // Parsed, not compiled: a list needs no node type registered here.
+      defs.set(r.workflow, v === undefined ? undefined : WorkflowSchema.parse(JSON.parse(v.dslJson)));
     }
     const def = defs.get(r.workflow)?.schedules?.find((s) => s.id === r.scheduleId);
     out.push({

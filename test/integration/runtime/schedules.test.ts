@@ -5,7 +5,11 @@
  * paused flags; pause, resume and trigger; rename and delete take the schedules along.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { ManualClock } from '../../../engine/runtime/clock';
+import { Engine } from '../../../engine/runtime/engine';
+import { createDefaultRegistry } from '../../../engine/nodes/registry';
+import type { NodeType } from '../../../engine/nodes/types';
 import type { WorkflowInput } from '../../../engine/dsl/schema';
 import { tempEngine, type TempEngine } from '../../helpers/temp-engine';
 
@@ -182,6 +186,29 @@ describe('schedules', () => {
       details: [expect.objectContaining({ path: ['schedules', 1, 'vars'], message: expect.stringMatching(/^schedules\[1\]\.vars: .*region.* \(schedule "none"\)$/) })],
     });
     expect(await t.engine.listSchedules()).toEqual([]);
+  });
+
+  it('a worker that lacks a node type leaves that schedule to one that has it, and fires the others', async () => {
+    const mark: NodeType<Record<string, never>> = {
+      type: 'mark', title: 'Mark', description: 'Passes (tests)', icon: 'hash', group: 'Test',
+      configSchema: z.strictObject({}),
+      execute: () => Promise.resolve({ output: 'marked' }),
+    };
+    const clock = new ManualClock(T0);
+    t = tempEngine({ clock, registry: createDefaultRegistry().register(mark) });
+    await t.engine.deploy({ name: 'custom', nodes: [{ id: 'm', type: 'mark' }], schedules: [{ id: 'h', cron: '0 * * * *' }] } as WorkflowInput);
+    await t.engine.deploy(wf([{ id: 'h', cron: '0 * * * *' }], false, 'plain'));
+    const other = Engine.open(t.file, { clock, pollIntervalMs: 10 });
+    try {
+      clock.set(T0 + HOUR);
+      for (let i = 0; i < 3; i++) await other.tick();
+      expect(await keys(t, 'plain')).toEqual([`schedule:h:${iso(T0 + HOUR)}`]);
+      expect(await keys(t, 'custom')).toEqual([]);
+      await turns(t);
+      expect(await keys(t, 'custom')).toEqual([`schedule:h:${iso(T0 + HOUR)}`]);
+    } finally {
+      await other.close();
+    }
   });
 
   it('rename moves the schedules; delete removes them', async () => {
