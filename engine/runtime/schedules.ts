@@ -5,7 +5,8 @@
  * - A deploy that makes a new version replaces the live set ({@link replaceSchedules}): ids that
  *   survive keep their paused flag (and their next due time while expression and zone are the
  *   same); removed ids go.
- * - A worker fires a due time in ONE transaction: it claims the row with a conditional UPDATE on
+ * - A worker fires a due time in ONE transaction (the transitions: ./state-machine/schedules.ts):
+ *   it claims the row with a conditional UPDATE on
  *   the next due time it read (another worker that read the same time changes nothing and starts
  *   nothing), creates the instance(s) and records them. An instance's business key is
  *   `schedule:<id>:<due time ISO>`, its creator (history `actor`) `schedule:<id>`.
@@ -13,20 +14,21 @@
  *   most every {@link SCHEDULE_REFRESH_MS} and sleeps toward it: 1,000 schedules cost what one does.
  * - `overlap` and `catchUp`: see engine/dsl/schema.ts ScheduleSchema. Skipped due times are
  *   recorded as `schedule.skipped` history events (no instance; data: workflow, schedule,
- *   reason `overlap` | `catch-up`, the due times).
+ *   reason `overlap` | `catch-up` | `refused`, the due times).
  */
 import { EngineError } from '../errors';
-import { isTerminal } from '../vocabulary';
-import { WorkflowSchema, type Schedule, type ScheduleCatchUp, type ScheduleOverlap, type Workflow } from '../dsl/schema';
-import { MAX_CATCH_UP, MISSED_AFTER_MS, parseCron, type CronSchedule } from '../dsl/schedules';
+import { WorkflowSchema, type ScheduleCatchUp, type ScheduleOverlap, type Workflow } from '../dsl/schema';
+import { parseCron } from '../dsl/schedules';
 import { checkVariables } from '../dsl/input-schema';
 import type { StorageBackend, WorkflowScheduleRow, WriteQueries } from '../store/port';
 import type { Clock } from './clock';
 import type { CompiledWorkflow } from './compiled';
 import type { EventHub } from './events';
 import { slotFor } from './concurrency-key';
-import { cancelInstance, createInstance } from './state-machine/instance';
-import { makeTx, type Abort, type Tx } from './state-machine/tx';
+import { fireSchedule, triggerNow, type ScheduleStart } from './state-machine/schedules';
+import { makeTx, type Abort } from './state-machine/tx';
+
+export { planDue, scheduleBusinessKey, type DuePlan } from './state-machine/schedules';
 
 /** Longest a worker goes without looking for the earliest due time, ms (how soon it sees a schedule another process deployed). */
 export const SCHEDULE_REFRESH_MS = 1000;
@@ -36,9 +38,6 @@ const UNRUNNABLE_RETRY_MS = 30_000;
 
 /** Due schedules fired per transaction batch. */
 const FIRE_BATCH = 50;
-
-/** How many due times a `schedule.skipped` event lists (the count says how many in all). */
-const LISTED_SKIPS = 20;
 
 /**
  * Makes the live schedules those of `wf` (its new latest version), inside the deploy's
@@ -60,44 +59,6 @@ export function replaceSchedules(q: WriteQueries, wf: Workflow, now: number): vo
   for (const id of existing.keys()) q.workflowSchedules.remove(wf.name, id);
 }
 
-/** What one claim of a due schedule fires, skips, and where it goes next. */
-export interface DuePlan {
-  /** Due times to start, oldest first. */
-  fire: number[];
-  /** Missed due times skipped (newest first, at most 101 read); `more`: older ones were not even counted. */
-  skipped: number[];
-  more: boolean;
-  /** The next due time after `now`, or null. */
-  next: number | null;
-}
-
-/**
- * The due times a schedule whose next due time is `nextDueAt` fires at `now` (>= nextDueAt). Due
- * times passed at most {@link MISSED_AFTER_MS} ago are on time and fire whatever `catchUp` says
- * (a worker a few seconds late starts them as usual); older ones were missed: `none` skips them,
- * `latest` fires the most recent one when no time is on time, `all` fires each of them, up to
- * {@link MAX_CATCH_UP} due times in all (the latest ones).
- */
-export function planDue(cron: CronSchedule, catchUp: ScheduleCatchUp, nextDueAt: number, now: number): DuePlan {
-  const passed = cron.latest(MAX_CATCH_UP + 1, now).filter((t) => t >= nextDueAt);
-  // The stored next due time is one of the expression's; should stepping back miss it, it still fires.
-  if (passed.length === 0) passed.push(nextDueAt);
-  const next = cron.nextAfter(now);
-  const onTime = passed.filter((t) => now - t <= MISSED_AFTER_MS);
-  let fire: number[];
-  if (catchUp === 'all') fire = passed.slice(0, MAX_CATCH_UP);
-  else if (catchUp === 'latest' && onTime.length === 0) fire = [passed[0] as number];
-  else fire = onTime.slice(0, MAX_CATCH_UP);
-  const fired = new Set(fire);
-  const skipped = passed.filter((t) => !fired.has(t));
-  return { fire: fire.reverse(), skipped, more: passed.length > MAX_CATCH_UP, next };
-}
-
-/** The business key of the instance a schedule starts for a due time. */
-export function scheduleBusinessKey(scheduleId: string, dueAt: number): string {
-  return `schedule:${scheduleId}:${new Date(dueAt).toISOString()}`;
-}
-
 /** What firing needs of the engine. */
 export interface ScheduleDeps {
   storage: StorageBackend;
@@ -110,60 +71,8 @@ export interface ScheduleDeps {
   applyAborts(aborts: readonly Abort[]): void;
 }
 
-/** A due schedule read before its transaction, with what the transaction needs computed. */
-interface Prepared {
-  row: WorkflowScheduleRow;
-  wf: CompiledWorkflow;
-  def: Schedule;
-  variablesJson: string;
-  slot: string | undefined;
-  /** Why its instances cannot start (variables refused by the workflow): the due times are skipped with it. */
-  refused?: string;
-}
-
-/**
- * Starts one instance for schedule `p` at due time `dueAt` in `tx`, as `overlap` says given its
- * last instance; returns the new id, or undefined when it was skipped (recorded).
- */
-function startFor(tx: Tx, q: WriteQueries, p: Prepared, dueAt: number, overlap: ScheduleOverlap, actor: string, lastInstanceId: number | null): number | undefined {
-  const { row, wf } = p;
-  if (lastInstanceId !== null && overlap !== 'allow') {
-    const last = q.instances.head(lastInstanceId);
-    if (last !== undefined && !isTerminal(last.status)) {
-      if (overlap === 'skip' || last.status === 'COMPENSATING') {
-        recordSkip(tx, row, 'overlap', [dueAt], false, { liveInstanceId: lastInstanceId });
-        return undefined;
-      }
-      cancelInstance(tx, lastInstanceId, false, actor);
-    }
-  }
-  const id = createInstance(tx, wf, p.variablesJson, scheduleBusinessKey(row.scheduleId, dueAt), { actor, slot: p.slot, priority: wf.def.priority });
-  q.workflowSchedules.fired({ workflow: row.workflow, scheduleId: row.scheduleId, dueAt, instanceId: id, now: tx.now });
-  return id;
-}
-
-function recordSkip(tx: Tx, row: WorkflowScheduleRow, reason: 'overlap' | 'catch-up' | 'refused', dueTimes: number[], more: boolean, extra: Record<string, unknown> = {}): void {
-  if (dueTimes.length === 0) return;
-  tx.q.history.append({
-    instanceId: null,
-    nodeId: null,
-    type: 'schedule.skipped',
-    at: tx.now,
-    actor: `schedule:${row.scheduleId}`,
-    data: {
-      workflow: row.workflow,
-      schedule: row.scheduleId,
-      reason,
-      count: dueTimes.length,
-      ...(more ? { more: true } : {}),
-      dueAt: dueTimes.slice(0, LISTED_SKIPS).map((t) => new Date(t).toISOString()),
-      ...extra,
-    },
-  });
-}
-
 /** Reads what a due schedule's transaction needs (outside it: the workflow load and the key expression are async). */
-async function prepare(deps: ScheduleDeps, row: WorkflowScheduleRow): Promise<Prepared | undefined> {
+async function prepare(deps: ScheduleDeps, row: WorkflowScheduleRow): Promise<ScheduleStart | undefined> {
   const version = await deps.storage.read.workflowVersion(row.workflow);
   if (!version) return undefined;
   const wf = await deps.loadWorkflow(version.id);
@@ -182,33 +91,11 @@ async function prepare(deps: ScheduleDeps, row: WorkflowScheduleRow): Promise<Pr
  * Fires schedule `p` in one transaction, if its due time is still the one read (else another
  * worker fired it, or a deploy or a pause changed it: nothing happens). Returns the instances started.
  */
-async function fireOne(deps: ScheduleDeps, p: Prepared): Promise<number[]> {
-  const { row, wf, def } = p;
-  const expected = row.nextDueAt as number;
-  const cron = parseCron(row.cron, row.timezone ?? undefined);
+async function fireOne(deps: ScheduleDeps, p: ScheduleStart): Promise<number[]> {
+  const cron = parseCron(p.row.cron, p.row.timezone ?? undefined);
   const { result, tx } = await deps.storage.write((q) => {
     const tx = makeTx(q, deps.clock.now(), (id) => deps.workflow(id, q));
-    const started: number[] = [];
-    // A version deployed since the read: its schedules are the live ones; fired from them next turn.
-    if (q.workflows.latest(row.workflow)?.id !== wf.id) return { result: started, tx };
-    const now = Math.max(tx.now, expected);
-    const plan = planDue(cron, def.catchUp ?? 'none', expected, now);
-    if (!q.workflowSchedules.claim({ workflow: row.workflow, scheduleId: row.scheduleId, expectedNextDueAt: expected, nextDueAt: plan.next, now: tx.now })) return { result: started, tx };
-    recordSkip(tx, row, 'catch-up', plan.skipped, plan.more);
-    if (plan.more) console.error(`runnel worker: schedule "${row.scheduleId}" of workflow "${row.workflow}" missed more than ${MAX_CATCH_UP} due times; catchUp "all" starts the latest ${MAX_CATCH_UP} only (the rest are skipped and recorded)`);
-    if (p.refused !== undefined) {
-      recordSkip(tx, row, 'refused', plan.fire, false, { error: p.refused });
-      return { result: started, tx };
-    }
-    let last = q.workflowSchedules.get(row.workflow, row.scheduleId)?.lastInstanceId ?? null;
-    for (const dueAt of plan.fire) {
-      const id = startFor(tx, q, p, dueAt, def.overlap ?? 'skip', `schedule:${row.scheduleId}`, last);
-      if (id !== undefined) {
-        started.push(id);
-        last = id;
-      }
-    }
-    return { result: started, tx };
+    return { result: fireSchedule(tx, q, p, cron), tx };
   });
   deps.events.emit(tx.events);
   deps.applyAborts(tx.aborts);
@@ -258,7 +145,7 @@ export class ScheduleFirer {
           waiting = true;
           continue;
         }
-        let p: Prepared | undefined;
+        let p: ScheduleStart | undefined;
         try {
           p = await prepare(this.deps, row);
         } catch (err) {
@@ -410,20 +297,7 @@ export async function triggerSchedule(deps: ScheduleAdmin, workflow: string, id:
     const row = scheduleRow(q, workflow, id);
     if (!def || q.workflows.latest(workflow)?.id !== wf.id) throw new EngineError('CONFLICT', `workflow "${workflow}" was deployed meanwhile: trigger again`);
     const tx = makeTx(q, deps.clock.now(), (wid) => deps.workflow(wid, q));
-    const overlap = def.overlap ?? 'skip';
-    const last = row.lastInstanceId === null ? undefined : q.instances.head(row.lastInstanceId);
-    if (overlap === 'skip' && last !== undefined && !isTerminal(last.status)) {
-      throw new EngineError('INVALID_STATE', `schedule "${id}" of workflow "${workflow}" has a live instance (${last.id}, ${last.status}) and its overlap is "skip": nothing started`, {
-        details: { workflow, schedule: id, liveInstanceId: last.id },
-      });
-    }
-    const p: Prepared = { row, wf, def, variablesJson: JSON.stringify(variables), slot };
-    const started = startFor(tx, q, p, tx.now, overlap, actor ?? `schedule:${id}`, row.lastInstanceId);
-    if (started === undefined) {
-      throw new EngineError('INVALID_STATE', `schedule "${id}" of workflow "${workflow}": its last instance (${row.lastInstanceId ?? '?'}) is COMPENSATING and cannot be cancelled: nothing started`, {
-        details: { workflow, schedule: id, liveInstanceId: row.lastInstanceId },
-      });
-    }
+    const started = triggerNow(tx, q, { row, wf, def, variablesJson: JSON.stringify(variables), slot }, actor ?? `schedule:${id}`);
     return { result: started, tx };
   });
   deps.events.emit(tx.events);
