@@ -69,6 +69,8 @@ const PG_CONFORMANCE = [
   'test/integration/runtime/priority.test.ts',
   'test/integration/runtime/retention.test.ts',
   'test/integration/runtime/retention-processes.test.ts',
+  'test/integration/runtime/schedules.test.ts',
+  'test/integration/runtime/schedules-processes.test.ts',
   'test/integration/runtime/retry-instance.test.ts',
   'test/integration/runtime/time-travel.test.ts',
   'test/integration/runtime/rules-pinned.test.ts',

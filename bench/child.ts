@@ -14,6 +14,7 @@ import {
 } from './engine-run';
 import { fsyncProbe, plainjobThroughput } from './peers';
 import { sampleResources } from './stats';
+import { schedulesIdle } from './schedules-idle';
 import { countStatements, resetStatementCounts, statementCounts } from './statements';
 import { FANOUT, LINEAR, LINEAR4, LINEAR4_ECHO, LINEAR_CAPPED, RETRY } from './workflows';
 
@@ -79,7 +80,9 @@ export type Task =
   /** The disk's durable-write latency: 4 KiB write + fdatasync in a loop on `dir` (bench/peers.ts). */
   | { kind: 'fsync'; dir: string; durationMs: number }
   /** The Designer in Chromium opening a 500-node workflow `opens` times (bench/designer.ts). */
-  | { kind: 'designer-open'; opens: number };
+  | { kind: 'designer-open'; opens: number }
+  /** An idle worker with `schedules` live schedules, its CPU time over `durationMs` (bench/schedules-idle.ts). */
+  | { kind: 'schedules-idle'; file: string; schedules: number; durationMs: number };
 
 /** Runs `task`; returns its result (JSON-serialisable). */
 export async function runTask(task: Task): Promise<unknown> {
@@ -187,6 +190,8 @@ export async function runTask(task: Task): Promise<unknown> {
       return plainjobThroughput(task.file, task.sync, task.jobs);
     case 'fsync':
       return fsyncProbe(task.dir, task.durationMs);
+    case 'schedules-idle':
+      return schedulesIdle(task.file, task.schedules, task.durationMs);
     case 'designer-open': {
       // Imported here: vite, Playwright and React Flow's build stay out of every other child's RSS.
       const { designerOpen } = await import('./designer');

@@ -3,6 +3,7 @@
  * (always as ratios within the run), and the table `npm run bench` prints.
  */
 import type { DesignerOpen } from './designer';
+import type { SchedulesIdle } from './schedules-idle';
 import type { EngineFootprint, EngineOpenLoop, EngineThroughput } from './engine-run';
 import type { RawFootprint, RawOpenLoop, RawThroughput } from './raw';
 import type { LatencySummary } from './stats';
@@ -58,6 +59,8 @@ export interface Report {
     | undefined;
   /** Opening a 500-node workflow in the Designer (Chromium through the browser host); absent in older results. */
   designer?: DesignerOpen;
+  /** An idle worker's CPU with 0 and with 1,000 schedules (issue 13); absent in older results. */
+  schedulesIdle?: SchedulesIdle[];
   multi: { workers: number; transitionsPerSec: number; service: LatencySummary; lockWait: LatencySummary }[];
   /** The peer queue (plainjob) by `synchronous`, and the disk's fsync latency; absent in older results. */
   peers?: { plainjob: Partial<Record<'FULL' | 'NORMAL', PlainjobThroughput>>; fsync: FsyncProbe };
@@ -161,6 +164,20 @@ export function evaluate(r: Report): { sections: [string, Row[]][]; targets: Tar
       ratio: `${x(ratio)} without a limit`,
       target: '≥ 0.80× without',
       result: target('transitions/s under a concurrency limit ≥ 0.8× without', x(ratio), '0.80×', ratio >= 0.8),
+    });
+  }
+  const idleNone = r.schedulesIdle?.find((i) => i.schedules === 0);
+  const idleMany = r.schedulesIdle?.find((i) => i.schedules > 0);
+  if (idleNone && idleMany) {
+    // "No measurable CPU": the extra is within the noise of an idle loop, 0.1 CPU s a minute or a tenth of the baseline.
+    const extra = idleMany.cpuSecondsPerMinute - idleNone.cpuSecondsPerMinute;
+    const bound = Math.max(0.1, idleNone.cpuSecondsPerMinute * 0.1);
+    tpRows.push({
+      what: `idle worker with ${num(idleMany.schedules)} schedules (none due), ${idleMany.durationMs / 1000} s`,
+      value: `${idleMany.cpuSecondsPerMinute.toFixed(3)} CPU s per idle minute`,
+      ratio: `${idleNone.cpuSecondsPerMinute.toFixed(3)} with none (${extra >= 0 ? '+' : ''}${extra.toFixed(3)})`,
+      target: `≤ +${bound.toFixed(2)} CPU s/min`,
+      result: target('CPU per idle minute, 1,000 schedules vs none', `${extra >= 0 ? '+' : ''}${extra.toFixed(3)} s/min`, `≤ +${bound.toFixed(2)} s/min`, extra <= bound),
     });
   }
   for (const st of r.statements ?? []) {

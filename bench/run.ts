@@ -14,6 +14,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { Task } from './child';
 import type { DesignerOpen } from './designer';
+import type { SchedulesIdle } from './schedules-idle';
 import type { EngineFootprint, EngineOpenLoop, EngineThroughput } from './engine-run';
 import type { RawFootprint, RawOpenLoop, RawThroughput, Sync } from './raw';
 import { Latency, nowMs, removeDb, sleep, type LatencySummary } from './stats';
@@ -47,6 +48,7 @@ const CONFIG = quick
       plainjobFull: 2000,
       plainjobNormal: 10_000,
       fsyncMs: 1000,
+      idleMs: 5000,
     }
   : {
       rawMs: 3000,
@@ -65,6 +67,7 @@ const CONFIG = quick
       plainjobFull: 10_000,
       plainjobNormal: 40_000,
       fsyncMs: 3000,
+      idleMs: 30_000,
     };
 
 /** Runs of the throughput and several-process figures; the best of them is kept. */
@@ -450,6 +453,11 @@ async function main(): Promise<void> {
   copyDb(base, apiFile);
   const api = await apiRoundTrips(apiFile, 'FULL', CONFIG.apiMs);
   const designer = await designerOpens(CONFIG.designerOpens);
+  // Schedules while idle: CPU per idle minute with none, then with 1,000 (none due).
+  const schedulesIdle = (await task<SchedulesIdle[]>(
+    { kind: 'batch', tasks: [0, 1000].map((n): Task => ({ kind: 'schedules-idle', file: dbFile(`idle-${n}`), schedules: n, durationMs: CONFIG.idleMs })) },
+    `schedules while idle: an idle worker with 0, then 1,000 schedules, ${CONFIG.idleMs / 1000} s each`,
+  )) as SchedulesIdle[];
 
   // 6. Several processes.
   const counts = [1, 2, 4];
@@ -511,6 +519,7 @@ async function main(): Promise<void> {
     engineSmall,
     api,
     designer,
+    schedulesIdle,
     multi,
     peers: { plainjob, fsync: fsyncRun },
     postgres,

@@ -70,6 +70,7 @@ import {
   MetricsSchema,
   NodeTypeSchema,
   ProblemSchema,
+  ScheduleInfoSchema,
   SeriesPointSchema,
   StorageHealthSchema,
   WorkflowSummarySchema,
@@ -512,6 +513,26 @@ export const contract = {
    * auto_vacuum=INCREMENTAL (its message says how to convert it: `runnel vacuum` with the file closed).
    */
   'database:vacuum': { input: nothing, output: FreePagesSchema },
+  /** The live schedules (of workflow `workflow` only, when given) with their next due times. NOT_FOUND for an unknown workflow. */
+  'schedule:list': {
+    input: z.strictObject({ workflow: name.optional() }).default({}),
+    output: z.array(ScheduleInfoSchema),
+  },
+  /**
+   * Pauses schedule `id` of `workflow`: it starts nothing until resumed (idempotent; kept across
+   * deploys that keep the id). NOT_FOUND naming the workflow or the schedule (`details.workflow`, `details.schedule`).
+   */
+  'schedule:pause': { input: z.strictObject({ workflow: name, id: nodeId, actor }), output: ScheduleInfoSchema },
+  /** Resumes a schedule from its next due time after now (times passed while paused are not caught up). NOT_FOUND as `schedule:pause`. */
+  'schedule:resume': { input: z.strictObject({ workflow: name, id: nodeId, actor }), output: ScheduleInfoSchema },
+  /**
+   * Starts schedule `id`'s instance now (paused or not; its next due time stays), business key
+   * `schedule:<id>:<now ISO>`, under its overlap rule: `skip` refuses with INVALID_STATE while the
+   * instance it started last is live (`details.liveInstanceId`), `cancel-previous` cancels that
+   * one, `allow` starts beside it. NOT_FOUND as `schedule:pause`; INVALID_VARIABLES when its
+   * `vars` fail the workflow's inputSchema.
+   */
+  'schedule:trigger': { input: z.strictObject({ workflow: name, id: nodeId, actor }), output: z.object({ instance: InstanceStateSchema }) },
 } as const;
 
 /** A channel name, `domain:verb`. */

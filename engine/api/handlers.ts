@@ -208,6 +208,13 @@ export function createHandlers(engine: Engine, options: { metrics?: EngineMetric
     'database:backup': async ({ dest, force }) => engine.backup(dest, { force }),
 
     'database:vacuum': async () => engine.vacuumFreePages(),
+    'schedule:list': async ({ workflow }) => engine.listSchedules(workflow),
+
+    'schedule:pause': async ({ workflow, id, actor }) => engine.pauseSchedule(workflow, id, { actor }),
+
+    'schedule:resume': async ({ workflow, id, actor }) => engine.resumeSchedule(workflow, id, { actor }),
+
+    'schedule:trigger': async ({ workflow, id, actor }) => ({ instance: await stateOf(await engine.triggerSchedule(workflow, id, { actor })) }),
 
     'instance:approvals': async ({ workflow, limit }) => engine.listApprovals({ workflow, limit }),
 

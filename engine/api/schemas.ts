@@ -439,3 +439,24 @@ export const RuntimeMetricsSchema = z.object({
 });
 /** See {@link RuntimeMetricsSchema}. */
 export type RuntimeMetricsView = z.output<typeof RuntimeMetricsSchema>;
+/**
+ * A live schedule of a workflow (its latest version's `schedules`, engine/runtime/schedules.ts):
+ * the definition's `cron`, `timezone`, `overlap` and `catchUp`, whether it is paused, its next due
+ * time (null: none to come; while paused, the one it would have) and the next five from now (none
+ * while paused), the due time it last started an instance for and that instance. Times epoch ms.
+ */
+export const ScheduleInfoSchema = z.object({
+  workflow: z.string(),
+  id: z.string(),
+  cron: z.string(),
+  timezone: z.string().nullable(),
+  overlap: z.enum(['skip', 'allow', 'cancel-previous']),
+  catchUp: z.enum(['none', 'latest', 'all']),
+  paused: z.boolean(),
+  nextDueAt: z.number().nullable(),
+  upcoming: z.array(z.number()),
+  lastDueAt: z.number().nullable(),
+  lastInstanceId: z.number().nullable(),
+});
+/** See {@link ScheduleInfoSchema}. */
+export type ScheduleInfo = z.output<typeof ScheduleInfoSchema>;

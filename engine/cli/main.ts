@@ -18,6 +18,7 @@
 import { Command, CommanderError } from 'commander';
 import { addActionCommands } from './commands/actions';
 import { addChangeCommands } from './commands/changes';
+import { addScheduleCommands } from './commands/schedules';
 import { addCopyCommand } from './commands/copy';
 import { addDatabaseCommands } from './commands/database';
 import { addInstanceCommands } from './commands/instances';
@@ -57,6 +58,7 @@ export function buildProgram(run: CliRun): Command {
   addMaintenanceCommands(program, run);
   addRetentionCommands(program, run);
   addChangeCommands(program, run);
+  addScheduleCommands(program, run);
   return program;
 }
 

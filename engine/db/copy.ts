@@ -48,10 +48,11 @@ export const COPIED_TABLES: readonly { name: string; key: readonly string[]; ide
   { name: 'dead_letter', key: ['id'], identity: true },
   { name: 'change_consumer', key: ['name'], identity: false },
   { name: 'history_state', key: ['instance_id', 'history_id'], identity: false },
+  { name: 'workflow_schedule', key: ['workflow_name', 'schedule_id'], identity: false },
 ];
 
 /** Key columns holding text (the others are integers). */
-const TEXT_KEYS: ReadonlySet<string> = new Set(['node_id', 'name']);
+const TEXT_KEYS: ReadonlySet<string> = new Set(['node_id', 'name', 'workflow_name', 'schedule_id']);
 
 type Row = Record<string, unknown>;
 

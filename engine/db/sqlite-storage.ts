@@ -22,6 +22,7 @@ import { createScheduleQueries } from './queries/schedule';
 import { createStateQueries, createStateReads } from './queries/history-state';
 import { StateCache, trackStates, type StateTracking } from '../store/history-state';
 import { createWorkflowQueries } from './queries/workflows';
+import { createScheduleReads, createWorkflowScheduleQueries } from './queries/workflow-schedules';
 import { startUpkeepThread, type UpkeepThread } from './upkeep-thread';
 
 /**
@@ -92,6 +93,7 @@ export function sqliteStorage(db: RunnelDb, options: SqliteStorageOptions = {}):
     workflows,
     consumers: createConsumerQueries(raw),
     states: createStateQueries(raw),
+    workflowSchedules: createWorkflowScheduleQueries(raw),
     savepoint: <T>(fn: () => T): T => savepoint(fn) as T,
     isStorageFailure: (err) => {
       if (isBusyError(err)) return true;
@@ -111,7 +113,7 @@ export function sqliteStorage(db: RunnelDb, options: SqliteStorageOptions = {}):
     upkeepTried = true;
     void t?.stop();
   };
-  const read = typedReads({ ...createReadModel(raw, workflows), ...createChangeReads(raw), ...createStateReads(raw) }, db, haltUpkeep);
+  const read = typedReads({ ...createReadModel(raw, workflows), ...createChangeReads(raw), ...createStateReads(raw), ...createScheduleReads(raw) }, db, haltUpkeep);
   const thread = (): UpkeepThread | undefined => {
     if (!upkeepTried && db.file !== ':memory:' && !db.readonly && !db.damaged) {
       upkeepTried = true;

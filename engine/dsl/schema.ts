@@ -156,6 +156,42 @@ export const RetentionSchema = z.strictObject({
 });
 export type Retention = z.infer<typeof RetentionSchema>;
 
+/**
+ * What a due time does while the instance this schedule started last is still live: `skip` (the
+ * default: nothing starts, the skip is recorded), `allow` (another starts beside it) or
+ * `cancel-previous` (the live one is cancelled, then the new one starts).
+ */
+export const ScheduleOverlapSchema = z.enum(['skip', 'allow', 'cancel-previous']);
+export type ScheduleOverlap = z.infer<typeof ScheduleOverlapSchema>;
+
+/**
+ * Which missed due times (passed more than MISSED_AFTER_MS = 60 s ago, engine/dsl/schedules.ts: no
+ * worker ran) start once a worker runs again: `none` (the default: none, the schedule goes on from
+ * the next time to come), `latest` (the most recent only, unless a due time is on time anyway) or
+ * `all` (each, oldest first, at most MAX_CATCH_UP = 100 due times: the latest 100; older ones are
+ * skipped and recorded). Due times passed less than 60 s ago always start.
+ */
+export const ScheduleCatchUpSchema = z.enum(['none', 'latest', 'all']);
+export type ScheduleCatchUp = z.infer<typeof ScheduleCatchUpSchema>;
+
+/**
+ * One schedule of a workflow: its latest version starts an instance at each due time of `cron`
+ * (5 fields, minute first, or 6 with seconds first) read in `timezone` (IANA, default UTC), with
+ * `vars` as the start variables. `overlap` (default `skip`) and `catchUp` (default `none`) are
+ * explained on {@link ScheduleOverlapSchema} and {@link ScheduleCatchUpSchema}; `paused` is where
+ * the schedule starts when first deployed (pause and resume by hand change it later).
+ */
+export const ScheduleSchema = z.strictObject({
+  id: IdSchema,
+  cron: z.string().min(1),
+  timezone: z.string().min(1).optional(),
+  vars: z.record(z.string(), z.unknown()).optional(),
+  overlap: ScheduleOverlapSchema.optional(),
+  catchUp: ScheduleCatchUpSchema.optional(),
+  paused: z.boolean().optional(),
+});
+export type Schedule = z.infer<typeof ScheduleSchema>;
+
 /** A whole workflow definition, format 1. */
 export const WorkflowSchema = z.strictObject({
   format: z.literal(1).optional(),
@@ -167,6 +203,8 @@ export const WorkflowSchema = z.strictObject({
   /** The priority of its instances unless a start gives one. */
   priority: PrioritySchema.optional(),
   retention: RetentionSchema.optional(),
+  /** Cron starts (engine/dsl/schedules.ts); ids unique within the workflow. */
+  schedules: z.array(ScheduleSchema).max(1000).optional(),
   onFailure: OnFailureSchema.optional(),
   retry: RetryPolicySchema.optional(),
   nodes: z.array(NodeSchema),

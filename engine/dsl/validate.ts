@@ -17,6 +17,7 @@ import { WorkflowSchema, type Workflow } from './schema';
 import { checkEdgeExpressions, checkExpression } from './validate-expressions';
 import { checkGraph, checkIds } from './validate-graph';
 import { checkInputSchema } from './validate-input-schema';
+import { checkSchedules } from './validate-schedules';
 import { checkIntervals, checkNodes, looseRetry, type TypeCatalog } from './validate-nodes';
 import { isRecord, nodeSubject, problem, readLoose, schemaProblems, tightestBounds, type LooseNode, type Problem } from './validate-problems';
 
@@ -80,6 +81,7 @@ export function validateWorkflow(
   if (isRecord(raw) && isRecord(raw['concurrency'])) {
     checkExpression(raw['concurrency']['key'], 'concurrency.key', { label: 'workflow' }, ['concurrency', 'key'], problems);
   }
+  if (isRecord(raw)) checkSchedules(raw['schedules'], problems);
 
   if (parsed.success && problems.length === 0) return { ok: true, workflow: parsed.data, problems: [] };
   return parsed.success ? { ok: false, problems, workflow: parsed.data } : { ok: false, problems };

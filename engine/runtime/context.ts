@@ -26,6 +26,8 @@ export interface RuntimeContext {
   readonly compiled: Map<number, CompiledWorkflow>;
   /** Whether saves check the workflows a definition calls (EngineOptions.checkWorkflowCalls). */
   readonly checkWorkflowCalls: boolean;
+  /** Tells this process's worker that the live schedules changed (it looks at them at its next turn). */
+  schedulesChanged(): void;
 }
 
 /**

@@ -25,6 +25,7 @@ import { Faults } from './faults';
 import { loadWorkflow, transact, workflowIn, type RuntimeContext } from './context';
 import * as workflows from './workflows';
 import * as actions from './manual-actions';
+import * as schedules from './schedules';
 import { createInstance } from './state-machine/instance';
 import { slotFor } from './concurrency-key';
 import { startInstances } from './state-machine/turn';
@@ -40,6 +41,7 @@ import type { CheckReport } from '../db/check';
 import type { PurgeCounts } from '../store/queries';
 
 export type { DeployResult, SavedWorkflow } from './workflows';
+export type { ScheduleInfo } from './schedules';
 export type { ApproveOptions, ResumeOptions } from './manual-actions';
 export { diffVariables, type VariablesDiff } from './state-machine/manual';
 export type { Suspension } from '../store/queries';
@@ -143,6 +145,7 @@ export class Engine {
       opts: this.opts,
       compiled,
       checkWorkflowCalls: options.checkWorkflowCalls !== false,
+      schedulesChanged: () => this.worker.schedulesChanged(),
     };
   }
 
@@ -235,6 +238,40 @@ export class Engine {
   /** Deletes a workflow with no live instance (see workflows.ts). @throws EngineError NOT_FOUND, INVALID_STATE */
   deleteWorkflow(name: string) {
     return workflows.deleteWorkflow(this.ctx, name);
+  }
+
+  // ---------------------------------------------------------------- schedules
+
+  private scheduleAdmin(): schedules.ScheduleAdmin {
+    return {
+      storage: this.storage,
+      clock: this.clock,
+      events: this.hub,
+      workflow: (id, q) => workflowIn(this.ctx, id, q),
+      loadWorkflow: (id) => loadWorkflow(this.ctx, id),
+      applyAborts: (aborts) => this.worker.applyAborts(aborts),
+      changed: () => this.worker.schedulesChanged(),
+    };
+  }
+
+  /** The live schedules (of one workflow when given), with their next due times (see schedules.ts). @throws EngineError NOT_FOUND */
+  listSchedules(workflow?: string): Promise<schedules.ScheduleInfo[]> {
+    return schedules.listSchedules(this.scheduleAdmin(), workflow);
+  }
+
+  /** Pauses a schedule (see schedules.ts setSchedulePaused). @throws EngineError NOT_FOUND */
+  pauseSchedule(workflow: string, id: string, options: { actor?: string } = {}): Promise<schedules.ScheduleInfo> {
+    return schedules.setSchedulePaused(this.scheduleAdmin(), workflow, id, true, options.actor);
+  }
+
+  /** Resumes a paused schedule from its next due time after now. @throws EngineError NOT_FOUND */
+  resumeSchedule(workflow: string, id: string, options: { actor?: string } = {}): Promise<schedules.ScheduleInfo> {
+    return schedules.setSchedulePaused(this.scheduleAdmin(), workflow, id, false, options.actor);
+  }
+
+  /** Starts a schedule's instance now, its overlap rule applied (see schedules.ts triggerSchedule). @throws EngineError NOT_FOUND, INVALID_STATE, INVALID_VARIABLES */
+  triggerSchedule(workflow: string, id: string, options: { actor?: string } = {}): Promise<number> {
+    return schedules.triggerSchedule(this.scheduleAdmin(), workflow, id, options.actor);
   }
 
   // ---------------------------------------------------------------- instances

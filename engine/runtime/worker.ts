@@ -22,6 +22,7 @@ import type { ScheduleRow } from '../store/queries';
 import type { Outcome } from './state-machine/outcome';
 import { IsolateOutcomes, runTurn, type TurnResult } from './state-machine/turn';
 import { makeTx, type Abort, type Dispatch, type Tx } from './state-machine/tx';
+import { ScheduleFirer } from './schedules';
 
 /** Tunables of the worker loop. */
 export interface WorkerOptions {
@@ -101,12 +102,22 @@ export class Worker {
   private keeper: LeaseKeeper | undefined;
   private readonly unrunnable = new Set<number>();
   private readonly executorDeps: ExecutorDeps;
+  /** The schedules this loop fires (engine/runtime/schedules.ts). */
+  private readonly schedules: ScheduleFirer;
 
   constructor(
     private readonly deps: WorkerDeps,
     private readonly opts: WorkerOptions,
   ) {
     this.lastNow = deps.clock.now();
+    this.schedules = new ScheduleFirer({
+      storage: deps.storage,
+      clock: deps.clock,
+      events: deps.events,
+      workflow: (id, q) => deps.workflow(id, q),
+      loadWorkflow: (id) => deps.loadWorkflow(id),
+      applyAborts: (aborts) => this.applyAborts(aborts),
+    });
     this.executorDeps = {
       clock: deps.clock,
       maxResultBytes: opts.maxResultBytes,
@@ -145,6 +156,12 @@ export class Worker {
     const w = this.wakeResolve;
     this.wakeResolve = undefined;
     w?.();
+  }
+
+  /** The live schedules changed in this process (a deploy, a pause): the next turn looks at them. */
+  schedulesChanged(): void {
+    this.schedules.invalidate();
+    this.wake();
   }
 
   /** Starts the loop in the background. */
@@ -292,8 +309,10 @@ export class Worker {
 
   private async nextSleepMs(): Promise<number> {
     const next = await this.deps.storage.read.nextDue();
-    if (next === null) return this.opts.pollIntervalMs;
-    return Math.max(1, Math.min(this.opts.pollIntervalMs, next - this.deps.clock.now()));
+    const now = this.deps.clock.now();
+    const poll = Math.min(this.opts.pollIntervalMs, Math.max(1, this.schedules.dueInMs(now)));
+    if (next === null) return poll;
+    return Math.max(1, Math.min(poll, next - now));
   }
 
   private sleep(ms: number): Promise<void> {
@@ -398,6 +417,8 @@ export class Worker {
     const turnStart = performance.now();
     this.keeper?.alive();
     this.watchWal();
+    // Due schedules first: the instances they start are claimed by this same turn.
+    const scheduled = this.claiming ? await this.schedules.turn() : 0;
     const before = clock.now();
     const jumpedFrom = this.checkClock(before);
     const outcomes = this.outcomes;
@@ -483,7 +504,7 @@ export class Worker {
       const turnMs = performance.now() - turnStart;
       events.emit([{ type: 'worker.turn', turnMs, commitMs, committedAt: clock.now(), outcomes, claimed: result.claimed.length }]);
     }
-    return outcomes.length + result.claimed.length;
+    return scheduled + outcomes.length + result.claimed.length;
   }
 
   private inflightById(scheduleId: number): Inflight | undefined {

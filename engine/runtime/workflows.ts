@@ -8,10 +8,12 @@ import { nameText, WorkflowSchema } from '../dsl/schema';
 import { assertValidWorkflow, formatProblems, validateWorkflow, workflowNameSpacing, type Problem, type ValidationResult } from '../dsl/validate';
 import { checkWorkflowCalls, workflowCalls, type CallLookup, type WorkflowCall } from '../dsl/validate-calls';
 import { describeValueProblem, findValueProblem } from '../dsl/value-limits';
+import { checkVariables } from '../dsl/input-schema';
 import { definitionHash, exportWorkflow } from '../dsl/export';
 import type { WorkflowSummary } from '../api/contract';
 import type { WorkflowVersionRow } from '../store/port';
 import type { RuntimeContext } from './context';
+import { replaceSchedules } from './schedules';
 
 /** Result of {@link deployWorkflow}. */
 export interface DeployResult {
@@ -45,10 +47,12 @@ export interface SavedWorkflow {
  */
 export async function deployWorkflow(ctx: RuntimeContext, raw: unknown): Promise<DeployResult> {
   const wf = assertValidWorkflow(raw, ctx.registry.catalog());
+  refuseProblems(scheduleVarsProblems(wf));
   const hash = definitionHash(wf);
   const now = ctx.clock.now();
   const calls = ctx.checkWorkflowCalls && workflowCalls(wf).length > 0;
-  return ctx.storage.write(({ workflows }) => {
+  const result = await ctx.storage.write((wq) => {
+    const { workflows } = wq;
     if (calls) {
       const lookup: CallLookup = (name, version) => {
         const row = version === undefined ? workflows.latest(name) : workflows.versions(name).find((v) => v.version === version);
@@ -92,8 +96,31 @@ export async function deployWorkflow(ctx: RuntimeContext, raw: unknown): Promise
         incoming: incoming.get(n.id) ?? 0,
       })),
     });
+    // The latest version's schedules are the live ones.
+    replaceSchedules(wq, wf, now);
     return { workflowId: id, name: wf.name, version, created: true };
   });
+  if (result.created) ctx.schedulesChanged();
+  return result;
+}
+
+/**
+ * A schedule's `vars` that its workflow's `inputSchema` refuses, as problems naming the schedule
+ * (`schedules[0].vars: …`): each due time would start nothing. Checked on save (Ajv compiles the
+ * schema, which the renderer's live validation cannot do under its CSP).
+ */
+function scheduleVarsProblems(wf: Workflow): Problem[] {
+  if (wf.inputSchema === undefined) return [];
+  const problems: Problem[] = [];
+  (wf.schedules ?? []).forEach((s, i) => {
+    try {
+      checkVariables(wf, s.vars ?? {});
+    } catch (err) {
+      if (!(err instanceof EngineError) || err.code !== 'INVALID_VARIABLES') return;
+      problems.push({ code: 'INVALID_FIELD', message: `schedules[${i}].vars: ${err.message} (schedule "${s.id}")`, path: ['schedules', i, 'vars'] });
+    }
+  });
+  return problems;
 }
 
 /** @throws EngineError INVALID_WORKFLOW listing `problems`, when there are any. */
@@ -174,7 +201,7 @@ export async function renameWorkflow(ctx: RuntimeContext, name: string, newName:
   if (spacing !== undefined || !checked.success) {
     throw new EngineError('INVALID_INPUT', `newName: a workflow name is 1–200 characters, not blank, without spaces at its ends${spacing === undefined ? '' : `; it ${spacing}`}${checked.success ? '' : `, and ${checked.error.issues[0]?.message ?? 'is invalid'}`}`);
   }
-  return ctx.storage.write(({ workflows }) => {
+  return ctx.storage.write(({ workflows, workflowSchedules }) => {
     const rows = workflows.versions(name);
     if (rows.length === 0) throw new EngineError('NOT_FOUND', `workflow "${name}" does not exist`);
     if (newName === name) return { name, versions: rows.length };
@@ -187,6 +214,7 @@ export async function renameWorkflow(ctx: RuntimeContext, name: string, newName:
       workflows.renameVersion({ id: row.id, name: newName, dslJson: JSON.stringify(exportWorkflow(def)), hash: definitionHash(def) });
       ctx.compiled.delete(row.id);
     }
+    workflowSchedules.renameWorkflow(name, newName);
     // Under its new name it may close a cycle of calls (workflows that call the new name now
     // call it): refused as a save would be, the rename undone with the transaction.
     const latest = workflows.latest(newName);
@@ -212,7 +240,7 @@ export async function renameWorkflow(ctx: RuntimeContext, name: string, newName:
  */
 export async function deleteWorkflow(ctx: RuntimeContext, name: string): Promise<{ name: string; versions: number }> {
   const now = ctx.clock.now();
-  return ctx.storage.write(({ workflows }) => {
+  return ctx.storage.write(({ workflows, workflowSchedules }) => {
     if (workflows.versions(name).length === 0) throw new EngineError('NOT_FOUND', `workflow "${name}" does not exist`);
     const live = workflows.liveInstances(name);
     if (live > 0) {
@@ -221,6 +249,8 @@ export async function deleteWorkflow(ctx: RuntimeContext, name: string): Promise
         details: { liveInstances: live },
       });
     }
+    // Its schedules go with it (a new workflow of the name brings its own).
+    workflowSchedules.removeWorkflow(name);
     return { name, versions: workflows.markDeleted(name, now) };
   });
 }

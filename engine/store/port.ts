@@ -99,16 +99,61 @@ export interface ConsumerQueries {
   head(): number;
 }
 
-/** The queries of a write transaction, workflow versions and feed consumers included. */
+/** A live schedule's state (table `workflow_schedule`, migration 10 / PostgreSQL 7). Times are epoch ms. */
+export interface WorkflowScheduleRow {
+  workflow: string;
+  scheduleId: string;
+  /** The expression and time zone of the latest version's schedule. */
+  cron: string;
+  timezone: string | null;
+  paused: boolean;
+  /** The next due time not yet fired (null: the expression has no time to come). */
+  nextDueAt: number | null;
+  /** The due time it last started an instance for (a trigger by hand: the time of the trigger), or null. */
+  lastDueAt: number | null;
+  /** The instance it started last, or null. */
+  lastInstanceId: number | null;
+  updatedAt: number;
+}
+
+/** The live schedules inside a write transaction (engine/runtime/schedules.ts drives them). */
+export interface WorkflowScheduleQueries {
+  /** Every row of `workflow`, by schedule id. */
+  forWorkflow(workflow: string): WorkflowScheduleRow[];
+  get(workflow: string, scheduleId: string): WorkflowScheduleRow | undefined;
+  /** Inserts a row, or replaces the expression, time zone, paused flag and next due time of an existing one. */
+  upsert(p: { workflow: string; scheduleId: string; cron: string; timezone: string | null; paused: boolean; nextDueAt: number | null; now: number }): void;
+  remove(workflow: string, scheduleId: string): void;
+  /** Every row of `workflow` (a deleted workflow); how many. */
+  removeWorkflow(workflow: string): number;
+  /** Moves the rows of `from` to `to` (a renamed workflow). */
+  renameWorkflow(from: string, to: string): void;
+  /**
+   * Claims due time `expectedNextDueAt` of an unpaused row: its next due time becomes `nextDueAt`,
+   * only while it still is `expectedNextDueAt`. False when another worker claimed it first (or it
+   * was paused or redeployed meanwhile): then the caller starts nothing.
+   */
+  claim(p: { workflow: string; scheduleId: string; expectedNextDueAt: number; nextDueAt: number | null; now: number }): boolean;
+  /** Records that due time `dueAt` started instance `instanceId`. */
+  fired(p: { workflow: string; scheduleId: string; dueAt: number; instanceId: number; now: number }): void;
+  /** Sets the paused flag and the next due time. */
+  setPaused(p: { workflow: string; scheduleId: string; paused: boolean; nextDueAt: number | null; now: number }): void;
+}
+
+/** The queries of a write transaction, workflow versions, feed consumers and schedules included. */
 export interface WriteQueries extends Queries {
   readonly workflows: WorkflowQueries;
   readonly consumers: ConsumerQueries;
   /** Time travel's record (engine/store/history-state.ts): backends' `write` uses it; transitions never do. */
   readonly states: StateQueries;
+  readonly workflowSchedules: WorkflowScheduleQueries;
 }
 
 /** The change feed's part of the read model (engine/db/queries/changes.ts, engine/db/postgres/changes.ts). */
 export type FeedReads = 'changes' | 'changeConsumers';
+
+/** The schedules' part of the read model (engine/db/queries/workflow-schedules.ts and its PostgreSQL twin). */
+export type ScheduleReads = 'workflowSchedules' | 'nextScheduleDue' | 'dueSchedules';
 
 /** What {@link ReadModel.changes} answers. */
 export interface ChangePage {
@@ -253,6 +298,12 @@ export interface ReadModel {
   workflowById(id: number): Promise<WorkflowVersionRow | undefined>;
   /** The earliest due time in the work queue, or null when it is empty. */
   nextDue(): Promise<number | null>;
+  /** The live schedules (of `workflow` only, when given), by workflow then schedule id. */
+  workflowSchedules(workflow?: string): Promise<WorkflowScheduleRow[]>;
+  /** The earliest next due time of an unpaused schedule, or null (one index seek). */
+  nextScheduleDue(): Promise<number | null>;
+  /** Unpaused schedules due at `now`, earliest first, at most `limit`. */
+  dueSchedules(now: number, limit: number): Promise<WorkflowScheduleRow[]>;
   /** Workflow versions with work: run, timer or compensation rows, or any row due at `now`. */
   workflowsWithWork(now: number): Promise<number[]>;
 }

@@ -9,13 +9,16 @@
  *
  * Environment: RUNNEL_LEASE_MS, RUNNEL_POLL_MS, RUNNEL_CONCURRENCY, RUNNEL_SYNCHRONOUS
  * (FULL|NORMAL), RUNNEL_BUSY_TIMEOUT_MS, RUNNEL_EXIT_WHEN_IDLE (default 1), RUNNEL_RETENTION (the
- * default policy as JSON, or `off`), RUNNEL_RETENTION_INTERVAL_MS, RUNNEL_RETENTION_BATCH. On a clean exit it
+ * default policy as JSON, or `off`), RUNNEL_RETENTION_INTERVAL_MS, RUNNEL_RETENTION_BATCH, RUNNEL_CLOCK_OFFSET_MS
+ * (the engine's clock runs that many ms ahead of the wall clock: an OffsetClock, so processes given
+ * one offset share one test time, and a restart with a larger one is a stop of that long). On a clean exit it
  * prints `RUNNEL_WORKER_STATS {json}` with its largest event-loop delay. If the file stays without work while an
  * instance is still live for RUNNEL_STUCK_MS (default 3000), it prints `RUNNEL_WORKER_STUCK` to
  * stderr and exits 3: such an instance could never finish.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Engine } from '../../engine/runtime/engine';
+import { OffsetClock } from '../../engine/runtime/clock';
 import { createTestRegistry } from './test-nodes';
 
 function num(name: string, fallback: number): number {
@@ -36,8 +39,11 @@ const pollIntervalMs = num('RUNNEL_POLL_MS', 20);
 const exitWhenIdle = process.env.RUNNEL_EXIT_WHEN_IDLE !== '0';
 const stuckMs = num('RUNNEL_STUCK_MS', 3000);
 
+const clock = new OffsetClock();
+clock.offsetMs = num('RUNNEL_CLOCK_OFFSET_MS', 0);
 const engine = Engine.open(file, {
   registry: createTestRegistry(callLog),
+  ...(clock.offsetMs === 0 ? {} : { clock }),
   leaseMs: num('RUNNEL_LEASE_MS', 30_000),
   pollIntervalMs,
   concurrency: num('RUNNEL_CONCURRENCY', 32),

@@ -12,7 +12,7 @@
  * counts beside it may therefore differ by a commit, as on SQLite between two reads.
  */
 import type { HistoryEvent, InstanceListItem } from '../../api/contract';
-import { AGE_BOUNDS_MS, AGE_BUCKET_SQL, toAgeRows, type ApprovalRow, type FeedReads, type TimeTravelReads, type InstanceFilter, type InstanceView, type ReadModel } from '../../store/port';
+import { AGE_BOUNDS_MS, AGE_BUCKET_SQL, toAgeRows, type ApprovalRow, type FeedReads, type TimeTravelReads, type ScheduleReads, type InstanceFilter, type InstanceView, type ReadModel } from '../../store/port';
 import type { Suspension } from '../../store/queries';
 import { START_INPUT_SQL } from '../queries/instances';
 import { toChildGroups, toChildResult, type ChildCountRow, type RawChildResult } from '../queries/children';
@@ -128,7 +128,7 @@ const where = (terms: string[]) => (terms.length > 0 ? `WHERE ${terms.join(' AND
  * JSON parsed, epoch ms); errors are the driver's (`pg.DatabaseError` with its SQLSTATE `code`),
  * for the storage to type.
  */
-export function createPostgresReadModel(db: PgQueryable): Omit<ReadModel, FeedReads | TimeTravelReads> {
+export function createPostgresReadModel(db: PgQueryable): Omit<ReadModel, FeedReads | TimeTravelReads | ScheduleReads> {
   async function list(filter: InstanceFilter): Promise<InstanceListItem[]> {
     const { terms, params } = buildInstanceWherePg(filter);
     const limit = Math.min(1000, Math.max(1, Math.floor(filter.limit ?? 50)));

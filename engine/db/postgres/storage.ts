@@ -46,6 +46,7 @@ import { instanceLockKeys, WORKFLOW_LOCK_SPACE, type PgTx } from './queries/cont
 import { createPostgresReadModel } from './read-model';
 import { createPostgresChangeReads, WRITE_BEGIN_SQL } from './changes';
 import { createConsumerQueries } from './queries/changes';
+import { createPostgresScheduleReads, createWorkflowScheduleQueries } from './queries/workflow-schedules';
 import { watchPostgresChanges } from './watch';
 
 /** The NOTIFY channel of commits (payload: the committing backend's id). */
@@ -237,6 +238,7 @@ function postgresStorage(url: string, first: SyncBridge, bridgeOptions: BridgeOp
     workflows: createWorkflowQueries(tx),
     consumers: createConsumerQueries(tx),
     states: createStateQueries(tx),
+    workflowSchedules: createWorkflowScheduleQueries(tx),
     savepoint<T>(fn: () => T): T {
       const name = `s${++savepoints}`;
       bridge.query(`SAVEPOINT ${name}`);
@@ -332,7 +334,7 @@ function postgresStorage(url: string, first: SyncBridge, bridgeOptions: BridgeOp
     }
   };
 
-  const read = typedReads({ ...createPostgresReadModel(pool), ...createPostgresChangeReads(pool, options.feedWaitMs), ...createPostgresStateReads(pool) }, url);
+  const read = typedReads({ ...createPostgresReadModel(pool), ...createPostgresChangeReads(pool, options.feedWaitMs), ...createPostgresStateReads(pool), ...createPostgresScheduleReads(pool) }, url);
   let leaseSeq = 0;
   const watchers = new Set<() => void>();
 

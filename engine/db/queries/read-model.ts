@@ -9,7 +9,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { HistoryEvent, InstanceListItem } from '../../api/contract';
-import { AGE_BOUNDS_MS, AGE_BUCKET_SQL, toAgeRows, type ApprovalRow, type FeedReads, type TimeTravelReads, type InstanceFilter, type InstanceView, type ReadModel, type SeriesRow } from '../../store/port';
+import { AGE_BOUNDS_MS, AGE_BUCKET_SQL, toAgeRows, type ApprovalRow, type FeedReads, type TimeTravelReads, type ScheduleReads, type InstanceFilter, type InstanceView, type ReadModel, type SeriesRow } from '../../store/port';
 import type { Suspension } from '../../store/queries';
 import { buildInstanceWhere, CURRENT_NODE_SQL } from './instance-filter';
 import { START_INPUT_SQL } from './instances';
@@ -108,7 +108,7 @@ function listItem(r: ListRow): InstanceListItem {
 }
 
 /** Builds the SQLite {@link ReadModel} on `db`. */
-export function createReadModel(db: Database.Database, workflows: SqliteWorkflows): Omit<ReadModel, FeedReads | TimeTravelReads> {
+export function createReadModel(db: Database.Database, workflows: SqliteWorkflows): Omit<ReadModel, FeedReads | TimeTravelReads | ScheduleReads> {
   const get = db.prepare<[number], DetailRow>(
     `SELECT ${LIST_COLS}, i.workflow_id, i.variables_json, ${START_INPUT_SQL} AS input_json, i.deadline_at
        FROM instance i JOIN workflow w ON w.id = i.workflow_id WHERE i.id = ?`,

@@ -18,6 +18,7 @@ import type { NodeTypeInfo } from '../../../engine/api/contract';
 import { ConcurrencySchema, RetryPolicySchema } from '../../../engine/dsl';
 import { PRIORITY_RANGE } from '../../../engine/vocabulary';
 import { CALLING_TYPES } from '../../../engine/dsl/validate-calls';
+import { cronProblem, parseCron } from '../../../engine/dsl/schedules';
 import { useWorkflows } from '../hooks';
 import { useDesigner, useDesignerStore } from './context';
 import { dslEdgeId } from './convert';
@@ -401,6 +402,120 @@ function FlowControlSection() {
   );
 }
 
+/** A schedule as the designer edits it: the DSL's fields, any of them possibly missing while typed. */
+type ScheduleDraft = Record<string, unknown> & { id?: string; cron?: string; timezone?: string };
+
+/** `t` as `YYYY-MM-DD hh:mm:ss ZONE` in time zone `tz` (default UTC). */
+function zoned(t: number, tz: string | undefined): string {
+  return new Intl.DateTimeFormat('sv-SE', { timeZone: tz ?? 'UTC', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', timeZoneName: 'short' }).format(t);
+}
+
+/** The next five due times of a schedule as text, or undefined when its cron or zone does not parse. */
+function upcoming(s: ScheduleDraft): string[] | undefined {
+  if (typeof s.cron !== 'string' || cronProblem(s.cron, s.timezone) !== undefined) return undefined;
+  return parseCron(s.cron, s.timezone).next(5, Date.now()).map((t) => zoned(t, s.timezone));
+}
+
+/**
+ * The workflow's schedules (cron starts): per schedule its id, cron expression (a problem shown at
+ * the field, else the next five due times in its zone), time zone, overlap, catch-up and whether
+ * it is deployed paused. Test ids `prop-schedule-<i>-<field>`, `schedule-<i>-upcoming`.
+ */
+function SchedulesSection() {
+  const store = useDesignerStore();
+  const meta = useDesigner((s) => s.meta);
+  const readOnly = useDesigner((s) => s.readOnly);
+  const list: ScheduleDraft[] = Array.isArray(meta.schedules) ? (meta.schedules as ScheduleDraft[]) : [];
+  const write = (next: ScheduleDraft[]): void => store.getState().updateMeta((m) => withKey(m, 'schedules', next.length === 0 ? undefined : next));
+  const setAt = (i: number, key: string, v: unknown): void => write(list.map((s, j) => (j === i ? withKey(s, key, v) : s)));
+  const add = (): void => {
+    const ids = new Set(list.map((s) => s.id));
+    let n = list.length + 1;
+    while (ids.has(`schedule-${n}`)) n++;
+    write([...list, { id: `schedule-${n}`, cron: '0 * * * *' }]);
+  };
+  return (
+    <section className="rn-props-section" data-testid="schedules-section">
+      <h3>Schedules</h3>
+      {list.length === 0 ? <p className="muted rn-small">No schedule: instances start only when someone starts them.</p> : null}
+      {list.map((s, i) => {
+        const next = upcoming(s);
+        return (
+          <div key={i} className="rn-schedule" data-testid={`schedule-${i}`}>
+            <div className="rn-grid2">
+              <TextField name={`schedule-${i}-id`} label="Id" required value={s.id} disabled={readOnly} onChange={(v) => setAt(i, 'id', v)} />
+              <TextField
+                name={`schedule-${i}-timezone`}
+                label="Time zone"
+                placeholder="UTC"
+                value={s.timezone}
+                disabled={readOnly}
+                check={(v) => (typeof s.cron === 'string' && cronProblem(s.cron, v)?.startsWith('unknown time zone') ? cronProblem(s.cron, v) : undefined)}
+                onChange={(v) => setAt(i, 'timezone', v)}
+              />
+            </div>
+            <TextField
+              name={`schedule-${i}-cron`}
+              label="Cron (5 fields, or 6 with seconds first)"
+              required
+              placeholder="30 2 * * *"
+              value={s.cron}
+              disabled={readOnly}
+              check={(v) => {
+                const why = cronProblem(v, s.timezone);
+                return why?.startsWith('unknown time zone') ? undefined : why;
+              }}
+              onChange={(v) => setAt(i, 'cron', v)}
+            />
+            {next ? (
+              <ol className="rn-small muted" data-testid={`schedule-${i}-upcoming`} aria-label="Next due times">
+                {next.map((t) => (
+                  <li key={t}>{t}</li>
+                ))}
+              </ol>
+            ) : null}
+            <div className="rn-grid2">
+              <SelectField
+                name={`schedule-${i}-overlap`}
+                label="While the last one runs"
+                value={typeof s.overlap === 'string' ? s.overlap : undefined}
+                disabled={readOnly}
+                onChange={(v) => setAt(i, 'overlap', v)}
+                options={[
+                  { value: '', label: 'skip (default)' },
+                  { value: 'allow', label: 'allow' },
+                  { value: 'cancel-previous', label: 'cancel previous' },
+                ]}
+              />
+              <SelectField
+                name={`schedule-${i}-catchUp`}
+                label="Missed times"
+                value={typeof s.catchUp === 'string' ? s.catchUp : undefined}
+                disabled={readOnly}
+                onChange={(v) => setAt(i, 'catchUp', v)}
+                options={[
+                  { value: '', label: 'none (default)' },
+                  { value: 'latest', label: 'latest' },
+                  { value: 'all', label: 'all (at most 100)' },
+                ]}
+              />
+            </div>
+            <div className="rn-inline">
+              <CheckboxField name={`schedule-${i}-paused`} label="Deploy paused" value={s.paused === true} disabled={readOnly} onChange={(v) => setAt(i, 'paused', v ? true : undefined)} />
+              <button type="button" className="danger" data-testid={`schedule-${i}-remove`} disabled={readOnly} onClick={() => write(list.filter((_, j) => j !== i))}>
+                Remove
+              </button>
+            </div>
+          </div>
+        );
+      })}
+      <button type="button" data-testid="schedule-add" disabled={readOnly} onClick={add}>
+        Add schedule
+      </button>
+    </section>
+  );
+}
+
 function WorkflowProperties({ onRename }: { onRename(): void }) {
   const store = useDesignerStore();
   const meta = useDesigner((s) => s.meta);
@@ -448,6 +563,7 @@ function WorkflowProperties({ onRename }: { onRename(): void }) {
         </div>
       </section>
       <FlowControlSection />
+      <SchedulesSection />
       <section className="rn-props-section">
         <h3>Default retry of every step</h3>
         <RetryFields prefix="workflow-retry" value={meta.retry} disabled={readOnly} onChange={(k, v) => update((m) => withNested(m, 'retry', k, v))} />

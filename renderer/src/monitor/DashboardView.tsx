@@ -14,7 +14,7 @@
  * `dash-runtime-type-<type>` with `data-count`).
  */
 import './monitor.css';
-import { useEffect } from 'react';
+import { Fragment, useEffect } from 'react';
 import {
   INSTANCE_STATUS_VALUES,
   type InstanceStatusValue,
@@ -62,6 +62,7 @@ export function DashboardView() {
   const setRange = useDashboard((s) => s.setRange);
   const load = useDashboard((s) => s.load);
   const status = useDashboard((s) => s.status);
+  const upcoming = useDashboard((s) => s.upcoming);
   const replaceFilter = useList((s) => s.replaceFilter);
   const openInstance = useList((s) => s.open);
   const setView = useUi((s) => s.setView);
@@ -207,6 +208,25 @@ export function DashboardView() {
             </div>
           ) : (
             <p className="muted">Nothing waits.</p>
+          )}
+        </section>
+        <section className="card" data-testid="dash-upcoming" data-count={upcoming.length}>
+          <header>
+            <h3>Upcoming scheduled starts</h3>
+          </header>
+          {upcoming.length === 0 ? (
+            <p className="muted">No active schedule.</p>
+          ) : (
+            <dl className="facts">
+              {upcoming.map((u, i) => (
+                <Fragment key={`${u.workflow}\u001f${u.schedule}\u001f${u.at}`}>
+                  <dt data-testid={`dash-upcoming-${i}`}>
+                    {u.workflow} <span className="muted">· {u.schedule}</span>
+                  </dt>
+                  <dd title={formatTimestamp(u.at)}>{formatTimestamp(u.at).slice(0, 16)} (in {formatDuration(Math.max(0, u.at - now))})</dd>
+                </Fragment>
+              ))}
+            </dl>
           )}
         </section>
         <section className="card" data-testid="dash-queue">

@@ -182,6 +182,31 @@ describe('editing on the canvas', () => {
     expect('priority' in cleared).toBe(false);
   });
 
+  it('schedules: cron with its next five due times, zone, overlap and catch-up reach the export; a bad cron is named at the field', async () => {
+    const { page } = app;
+    await drawABC(page);
+    await openWorkflowSettings(page);
+    await page.getByTestId('schedule-add').click();
+    await page.getByTestId('prop-schedule-0-id').fill('nightly');
+    await page.getByTestId('prop-schedule-0-cron').fill('30 2 * * *');
+    await page.getByTestId('prop-schedule-0-timezone').fill('Europe/Berlin');
+    await page.getByTestId('prop-schedule-0-overlap').selectOption('cancel-previous');
+    await page.getByTestId('prop-schedule-0-catchUp').selectOption('latest');
+    // the next five due times, in the schedule's zone
+    const times = await page.getByTestId('schedule-0-upcoming').locator('li').allTextContents();
+    expect(times).toHaveLength(5);
+    for (const t of times) expect(t).toMatch(/^\d{4}-\d\d-\d\d (02:30|03:00):00 (GMT\+1|GMT\+2|CET|CEST|MEZ|MESZ)$/);
+    const set = JSON.parse(await exportViaUi(page)) as { schedules?: unknown };
+    expect(set.schedules).toEqual([{ id: 'nightly', cron: '30 2 * * *', timezone: 'Europe/Berlin', overlap: 'cancel-previous', catchUp: 'latest' }]);
+    // a bad expression is named at the field and no due times are shown
+    await page.getByTestId('prop-schedule-0-cron').fill('30 25 * * *');
+    await expect.poll(() => page.getByTestId('properties-panel').textContent()).toMatch(/Invalid value for hour: 25/);
+    expect(await page.getByTestId('schedule-0-upcoming').count()).toBe(0);
+    await page.getByTestId('schedule-0-remove').click();
+    const cleared = JSON.parse(await exportViaUi(page)) as Record<string, unknown>;
+    expect('schedules' in cleared).toBe(false);
+  });
+
   it('ran without page errors or CSP violations', () => {
     expect(app.consoleErrors).toEqual([]);
   });

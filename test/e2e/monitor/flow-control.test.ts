@@ -1,7 +1,8 @@
 // Flow control in the monitor (issue 13), in real Chromium through the browser host: a start from
 // the start panel with a priority shows it on the instance; an instance held by its workflow's
 // concurrency limit says in the list what it waits for, "concurrency limit (1 of 1)"; a priority
-// the engine would refuse is named at the panel, and nothing starts.
+// the engine would refuse is named at the panel, and nothing starts. The dashboard lists the
+// upcoming scheduled starts of the active schedules.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InstanceDetail, Output } from '../../../engine/api/contract';
 import { openFromList, openStartPanel, startMonitorApp, waitText, waitUntil, type MonitorApp } from '../../helpers/monitor-app';
@@ -20,6 +21,7 @@ beforeAll(async () => {
   app = await startMonitorApp({
     prepare: async (engine) => {
       await engine.deploy(capped);
+      await engine.deploy({ name: 'nightly-report', nodes: [{ id: 'p', type: 'pass' }], schedules: [{ id: 'at-two', cron: '0 2 * * *' }, { id: 'never', cron: '0 3 * * *', paused: true }] });
     },
   });
 });
@@ -60,4 +62,21 @@ describe('monitor: priority and concurrency limits', () => {
     await waitText(page.getByTestId('start-vars-error'), 'priority: an integer from -1000000 to 1000000');
     expect((await app.api<Output<'instance:list'>>('instance:list', { limit: 10 })).items.length).toBe(before);
   });
+
+  it('the dashboard lists the upcoming scheduled starts of the active schedules', async () => {
+    const { page } = app;
+    await page.getByTestId('nav-dashboard').click();
+    await waitUntil(() => page.getByTestId('dash-upcoming').getAttribute('data-count', { timeout: 500 }), (n) => n === '5', 'five upcoming starts');
+    const rows = await page.getByTestId('dash-upcoming').locator('dt').allTextContents();
+    expect(rows).toEqual(Array.from({ length: 5 }, () => 'nightly-report · at-two'));
+    const first = (await app.api<Output<'schedule:list'>>('schedule:list', { workflow: 'nightly-report' }))[0]!;
+    expect(await page.getByTestId('dash-upcoming').locator('dd').first().getAttribute('title')).toBe(formatLocal(first.upcoming[0]!));
+  });
 });
+
+/** `ms` as the dashboard's formatTimestamp shows it (the page's local time: the test runs in the same zone). */
+function formatLocal(ms: number): string {
+  const d = new Date(ms);
+  const pad = (n: number, w = 2) => String(n).padStart(w, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
+}

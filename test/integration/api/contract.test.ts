@@ -762,6 +762,24 @@ const badInputs: Record<Channel, { payload: unknown; field: string }[]> = {
     { payload: { dest: 'copy.db', force: 'yes' }, field: 'force' },
   ],
   'database:vacuum': [{ payload: { full: true }, field: 'full' }],
+  'schedule:list': [
+    { payload: { workflow: 5 }, field: 'workflow' },
+    { payload: { workflow: '' }, field: 'workflow' },
+    { payload: { workflow: 'w', extra: true }, field: 'extra' },
+  ],
+  'schedule:pause': [
+    { payload: {}, field: 'workflow' },
+    { payload: { workflow: 'w' }, field: 'id' },
+    { payload: { workflow: 'w', id: 7 }, field: 'id' },
+  ],
+  'schedule:resume': [
+    { payload: { id: 'nightly' }, field: 'workflow' },
+    { payload: { workflow: 'w', id: '' }, field: 'id' },
+  ],
+  'schedule:trigger': [
+    { payload: { workflow: ['w'], id: 'nightly' }, field: 'workflow' },
+    { payload: { workflow: 'w', id: 'nightly', actor: '' }, field: 'actor' },
+  ],
 };
 
 describe('API contract: bad input on every channel', () => {

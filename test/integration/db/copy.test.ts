@@ -45,6 +45,10 @@ describe('runnel copy', () => {
     demo = path.join(tmp.dir, 'demo.db');
     const r = await runCli('demo', '--db', demo, '--devices', '10', '--json');
     expect(r.code, r.stderr).toBe(0);
+    // Schedules too (text keys, a time zone, a paused flag): yearly, so none fires.
+    const scheduled = path.join(tmp.dir, 'scheduled.json');
+    fs.writeFileSync(scheduled, JSON.stringify({ name: 'yearly', nodes: [{ id: 'p', type: 'pass' }], schedules: [{ id: 'new-year', cron: '0 0 1 1 *', timezone: 'Europe/Berlin' }, { id: 'paused', cron: '0 12 1 1 *', paused: true }] }));
+    expect((await runCli('deploy', scheduled, '--db', demo)).code).toBe(0);
     return () => tmp.cleanup();
   }, 120_000);
   afterEach(async () => {
@@ -60,6 +64,7 @@ describe('runnel copy', () => {
     const counts = parseJson<{ rows: Record<string, number> }>(there).rows;
     expect(counts).toEqual(Object.fromEntries(COPIED_TABLES.map((t) => [t.name, original[t.name]!.length])));
     expect(counts.instance).toBe(13);
+    expect(counts.workflow_schedule).toBe(2);
     expect(counts.history).toBeGreaterThan(100);
 
     const back = path.join(tmp.dir, 'back.db');

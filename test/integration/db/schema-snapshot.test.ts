@@ -33,6 +33,7 @@ describe('the schema snapshot', () => {
       'table node_state',
       'table schedule',
       'table workflow',
+      'table workflow_schedule',
     ]);
     const kinds = objects.map((o) => o.split(' ')[0]);
     expect(kinds).toEqual([...kinds].sort((a, b) => ['table', 'index', 'view', 'trigger'].indexOf(a!) - ['table', 'index', 'view', 'trigger'].indexOf(b!)));

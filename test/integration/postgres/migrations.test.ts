@@ -78,7 +78,8 @@ describe('PostgreSQL migrations', () => {
         WHERE table_schema = 'public' AND t.table_type = 'BASE TABLE' AND (column_name LIKE '%\\_at' OR column_name LIKE '%id' OR column_name LIKE '%\\_json')`,
     );
     for (const t of types.rows) {
-      const want = t.column_name.endsWith('_json') || t.column_name.endsWith('node_id') ? 'text' : 'bigint';
+      // Text ids: a DSL node's and a schedule's (ids the definition gives), like JSON.
+      const want = t.column_name.endsWith('_json') || t.column_name.endsWith('node_id') || t.column_name === 'schedule_id' ? 'text' : 'bigint';
       expect(`${t.column_name} ${t.data_type}`).toBe(`${t.column_name} ${want}`);
     }
     const version = await client.query(`SELECT max(version) AS v FROM runnel_schema`);

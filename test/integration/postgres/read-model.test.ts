@@ -15,7 +15,7 @@ import { SCHEMA_VERSION } from '../../../engine/db/migrations/index';
 import { migratePostgresAsync } from '../../../engine/db/postgres/migrations/index';
 import { createPostgresReadModel } from '../../../engine/db/postgres/read-model';
 import { openSqliteStorage, type SqliteStorage } from '../../../engine/db/sqlite-storage';
-import type { FeedReads, InstanceFilter, ReadModel, TimeTravelReads } from '../../../engine/store/port';
+import type { FeedReads, InstanceFilter, ReadModel, ScheduleReads, TimeTravelReads } from '../../../engine/store/port';
 import { createFileAtSchema } from '../../helpers/old-schema';
 import { tempPostgres } from '../../helpers/postgres';
 import { tempDir } from '../../helpers/temp-engine';
@@ -103,7 +103,7 @@ async function copyRows(file: string, client: pg.Client): Promise<void> {
 }
 
 let sqlite: SqliteStorage;
-let postgres: Omit<ReadModel, FeedReads | TimeTravelReads>;
+let postgres: Omit<ReadModel, FeedReads | TimeTravelReads | ScheduleReads>;
 let sqliteRead: ReadModel;
 const cleanups: (() => Promise<void> | void)[] = [];
 
@@ -137,8 +137,8 @@ afterAll(async () => {
 });
 
 /** Asks both read models the same question; they must answer the same (values, types, order). */
-async function same<K extends Exclude<keyof ReadModel, FeedReads | TimeTravelReads>>(method: K, ...args: Parameters<ReadModel[K]>): Promise<Awaited<ReturnType<ReadModel[K]>>> {
-  const call = (m: Omit<ReadModel, FeedReads | TimeTravelReads>) => (m[method] as (...a: unknown[]) => Promise<unknown>)(...args);
+async function same<K extends Exclude<keyof ReadModel, FeedReads | TimeTravelReads | ScheduleReads>>(method: K, ...args: Parameters<ReadModel[K]>): Promise<Awaited<ReturnType<ReadModel[K]>>> {
+  const call = (m: Omit<ReadModel, FeedReads | TimeTravelReads | ScheduleReads>) => (m[method] as (...a: unknown[]) => Promise<unknown>)(...args);
   const [want, got] = await Promise.all([call(sqliteRead), call(postgres)]);
   expect(got, `${method}(${JSON.stringify(args)})`).toStrictEqual(want);
   // Key order too (what a CLI prints as JSON).

@@ -22,6 +22,7 @@ import { sql as m0004 } from './0004-priority';
 import { sql as m0005 } from './0005-retention';
 import { sql as m0006 } from './0006-change-feed';
 import { sql as m0007 } from './0007-history-state';
+import { sql as m0008 } from './0008-workflow-schedules';
 
 /** One migration: the SQL (several statements; run it without parameters) that brings a database to `version`. */
 export interface PgMigration {
@@ -38,6 +39,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   { version: 5, sql: m0005 },
   { version: 6, sql: m0006 },
   { version: 7, sql: m0007 },
+  { version: 8, sql: m0008 },
 ];
 
 /** The schema version this build writes. */

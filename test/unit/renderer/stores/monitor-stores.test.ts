@@ -528,6 +528,23 @@ describe('dashboard store', () => {
     expect(f.called('metrics:runtime')).toHaveLength(2);
     expect(s.getState().runtime).toMatchObject({ claimed: 7, turns: { count: 4, p99Ms: 1 } });
   });
+
+  it('merges the active schedules\' next due times into the upcoming starts, soonest first, at most 8', async () => {
+    const info = (workflow: string, id: string, upcoming: number[]) => ({
+      workflow, id, cron: '* * * * *', timezone: null, overlap: 'skip', catchUp: 'none', paused: upcoming.length === 0,
+      nextDueAt: upcoming[0] ?? null, upcoming, lastDueAt: null, lastInstanceId: null,
+    });
+    const f = fakeApi({
+      'metrics:get': () => ok({ counts: {}, queue: {}, durations: [], failures: [], deadLetters: [], oldestWaiting: null }),
+      'metrics:series': (input) => ok({ from: input.from, to: input.to, bucketMs: input.bucketMs, points: [] }),
+      'schedule:list': () => ok([info('b', 'x', [20, 40, 60, 80, 100]), info('a', 'y', [10, 30, 50, 70, 90]), info('c', 'paused', [])]),
+    });
+    const s = createDashboardStore(f.api, { now: () => 0 });
+    await s.getState().load();
+    expect(s.getState().upcoming.map((u) => `${u.at} ${u.workflow}/${u.schedule}`)).toEqual([
+      '10 a/y', '20 b/x', '30 a/y', '40 b/x', '50 a/y', '60 b/x', '70 a/y', '80 b/x',
+    ]);
+  });
 });
 
 describe('notices store', () => {
