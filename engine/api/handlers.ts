@@ -91,8 +91,8 @@ export function createHandlers(engine: Engine): Handlers {
 
     'node:types': async () => engine.registry.describe(),
 
-    'instance:start': async ({ workflow, version, variables, businessKey, priority, actor }) => {
-      const id = await engine.start(workflow, { version, variables, businessKey, priority, actor });
+    'instance:start': async ({ workflow, version, variables, businessKey, priority, test, pins, actor }) => {
+      const id = await engine.start(workflow, { version, variables, businessKey, priority, test, pins, actor });
       return stateOf(id);
     },
 
@@ -108,6 +108,7 @@ export function createHandlers(engine: Engine): Handlers {
         parentId: input.parentId,
         businessKey: input.businessKey,
         paused: input.paused,
+        test: input.test,
       };
       const items = await engine.listInstances({
         ...filter,
@@ -145,6 +146,8 @@ export function createHandlers(engine: Engine): Handlers {
     },
 
     'instance:delete': async ({ id }) => ({ id, deleted: await engine.deleteInstance(id) }),
+
+    'instance:deleteTestRuns': async () => engine.deleteTestRuns(),
 
     'instance:cancel': async ({ id, compensate, expectedVersion, actor }) => {
       await engine.cancel(id, { compensate, expectedVersion, actor });
@@ -212,6 +215,7 @@ export function createHandlers(engine: Engine): Handlers {
           node: filter.node,
           parentId: filter.parentId,
           businessKey: filter.businessKey,
+          test: filter.test,
           ...(action === 'pause' ? { paused: false } : action === 'unpause' ? { paused: true } : filter.paused === undefined ? {} : { paused: filter.paused }),
           upToId,
         },

@@ -15,9 +15,10 @@ import { sql as m0006 } from './0006-concurrency';
 import { sql as m0007 } from './0007-priority';
 import { sql as m0008 } from './0008-retention';
 import { sql as m0009 } from './0009-change-feed';
+import { sql as m0010 } from './0010-test-runs';
 
 /** The migrations in order; index + 1 is the version each brings the file to. */
-export const MIGRATIONS: readonly string[] = [m0001, m0002, m0003, m0004, m0005, m0006, m0007, m0008, m0009];
+export const MIGRATIONS: readonly string[] = [m0001, m0002, m0003, m0004, m0005, m0006, m0007, m0008, m0009, m0010];
 
 /** The schema version this build writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -21,6 +21,7 @@ import { sql as m0003 } from './0003-concurrency';
 import { sql as m0004 } from './0004-priority';
 import { sql as m0005 } from './0005-retention';
 import { sql as m0006 } from './0006-change-feed';
+import { sql as m0007 } from './0007-test-runs';
 
 /** One migration: the SQL (several statements; run it without parameters) that brings a database to `version`. */
 export interface PgMigration {
@@ -36,6 +37,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   { version: 4, sql: m0004 },
   { version: 5, sql: m0005 },
   { version: 6, sql: m0006 },
+  { version: 7, sql: m0007 },
 ];
 
 /** The schema version this build writes. */
