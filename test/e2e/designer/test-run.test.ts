@@ -2,7 +2,8 @@
 // anchors' basics"): a person types variables, pins the http node's result, starts the test run
 // and watches it on the instance graph; a real HTTP server on 127.0.0.1 counts its requests and
 // gets none; the run is marked a test run, left out of the default list, and the unpinned script
-// ran for real on the pinned result.
+// ran for real on the pinned result; the Instances list's "test runs" chip shows it and one click
+// deletes every ended test run.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -72,6 +73,18 @@ describe('test run from the Designer', () => {
     // left out of the default list, listed with test: true
     expect((await app.api<Output<'instance:list'>>('instance:list', {})).items).toEqual([]);
     expect((await app.api<Output<'instance:list'>>('instance:list', { test: true })).items.map((i) => i.id)).toEqual([id]);
+
+    // the Instances list leaves it out; its "test runs" chip shows it, and one click deletes it
+    await page.getByTestId('detail-back').click();
+    await page.getByTestId('instances-table').waitFor();
+    await expect.poll(() => page.getByTestId('instances-table').getAttribute('data-status')).not.toBe('loading');
+    expect(await page.locator('[data-testid^="instance-row-"]').count()).toBe(0);
+    await page.getByTestId('filter-test').click();
+    await page.getByTestId(`instance-row-${id}`).waitFor();
+    await page.getByTestId('delete-test-runs').click();
+    await expect.poll(() => page.getByTestId('test-runs-deleted').textContent()).toBe('Deleted 1 test run');
+    await expect.poll(() => page.locator('[data-testid^="instance-row-"]').count()).toBe(0);
+    expect((await app.api<Output<'instance:list'>>('instance:list', { test: true })).items).toEqual([]);
     expect(app.consoleErrors).toEqual([]);
   });
 });
