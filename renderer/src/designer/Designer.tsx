@@ -26,7 +26,7 @@ import { Toolbar } from './Toolbar';
 import { DnDProvider } from './use-dnd';
 import './designer.css';
 
-type Dialog = 'import' | 'run' | 'test-run' | 'rename' | 'duplicate' | 'delete' | 'name-first' | undefined;
+type Dialog = 'import' | 'run' | 'rename' | 'duplicate' | 'delete' | 'name-first' | undefined;
 
 /** A pending action waiting for the unsaved-changes answer; `cancel` undoes what asked for it. */
 interface Pending {
@@ -358,7 +358,6 @@ function DesignerBody({ files }: { files: FileAccess }) {
         onDuplicate={() => setDialog('duplicate')}
         onDelete={() => setDialog('delete')}
         onRun={() => setDialog('run')}
-        onTestRun={() => setDialog('test-run')}
         onSave={() => void saveOrName()}
         workflowOpen={workflowOpen}
         fitInset={panelOpen ? PANEL_WIDTH : 0}
@@ -393,16 +392,16 @@ function DesignerBody({ files }: { files: FileAccess }) {
       ) : null}
 
       {dialog === 'import' ? <ImportDialog onClose={() => setDialog(undefined)} onPickFile={pickFile} onImport={(text) => importText(text)} /> : null}
-      {(dialog === 'run' || dialog === 'test-run') && source ? (
+      {dialog === 'run' && source ? (
         <RunDialog
           workflow={source.name}
           version={source.version}
           unsaved={dirty}
           inputSchema={inputSchema}
-          {...(dialog === 'test-run' ? { test: { nodes: store.getState().nodes.map((n) => ({ id: n.id, type: n.data.def.type })) } } : {})}
+          nodes={store.getState().nodes.map((n) => ({ id: n.id, type: n.data.def.type }))}
           onClose={() => setDialog(undefined)}
           onStart={async (vars, pins) => {
-            const started = await store.getState().run(vars, dialog === 'test-run' ? { pins: pins ?? {} } : undefined);
+            const started = await store.getState().run(vars, pins === undefined ? undefined : { pins });
             if (!started) return false;
             setDialog(undefined);
             void app.instances.getState().load();

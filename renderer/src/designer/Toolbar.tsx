@@ -5,7 +5,7 @@
  * Test ids: `new-workflow`, `import-workflow`, `export-workflow`, `workflow-title`,
  * `unsaved-marker`, `version-picker`, `undo`, `redo`, `auto-layout`, `fit-view`,
  * `workflow-settings`, `rename-workflow`, `duplicate-workflow`, `delete-workflow`, `save-workflow`,
- * `run-workflow`, `test-run-workflow`.
+ * `run-workflow`.
  */
 import { useReactFlow, type FitViewOptions } from '@xyflow/react';
 import { useStore } from 'zustand';
@@ -22,8 +22,6 @@ export interface ToolbarActions {
   onDuplicate(): void;
   onDelete(): void;
   onRun(): void;
-  /** Opens the test run dialog (variables, pinned results). */
-  onTestRun(): void;
   /** Saves (asking for a name first when the draft still has the one it gave itself). */
   onSave(): void;
   /** Whether the workflow's settings are shown. */
@@ -137,9 +135,6 @@ export function Toolbar(actions: ToolbarActions) {
         </button>
         <button type="button" className="run" data-testid="run-workflow" title={source ? `Start an instance of version ${source.version}` : 'Save the workflow first'} disabled={!source || busy} onClick={actions.onRun}>
           ▶ Run
-        </button>
-        <button type="button" data-testid="test-run-workflow" title={source ? `Try version ${source.version} as a test run: pin node results, keep it out of the metrics` : 'Save the workflow first'} disabled={!source || busy} onClick={actions.onTestRun}>
-          Test run
         </button>
       </div>
     </div>

@@ -5,7 +5,7 @@
  *
  * Test ids: `import-dialog` (`import-file`, `import-text`, `import-confirm`, `import-error`,
  * `import-cancel`), `run-dialog` (`run-vars`, `run-vars-error`, `run-start`, `run-cancel`,
- * `run-version`; a test run's `run-pins`, `pin-<node>`, `pin-value-<node>`), `name-dialog` (`name-dialog-input`, `name-dialog-ok`, `name-dialog-error`,
+ * `run-version`; `run-test`; a test run's `run-pins`, `pin-<node>`, `pin-value-<node>`), `name-dialog` (`name-dialog-input`, `name-dialog-ok`, `name-dialog-error`,
  * `name-dialog-cancel`), `confirm-dialog` (`confirm-ok`, `confirm-cancel`), `unsaved-dialog`
  * (`unsaved-save`, `unsaved-discard`, `unsaved-cancel`).
  */
@@ -87,16 +87,17 @@ export function pinsFrom(checked: ReadonlySet<string>, texts: Readonly<Record<st
 }
 
 /**
- * Run: variables as JSON, checked against the input schema before the host sees them. With
- * `test` (a test run, the nodes it may pin given), a result per node may be pinned: the node then
- * completes with it and its handler does not run (an http or custom node calls nothing).
+ * Run: variables as JSON, checked against the input schema before the host sees them. Ticked
+ * "Test run" (`run-test`), it starts a test run, and a result may be pinned per node of `nodes`:
+ * the node then completes with it and its handler does not run (an http or custom node calls
+ * nothing); `onStart` then gets the pins (an empty object when none is pinned).
  */
 export function RunDialog({
   workflow,
   version,
   unsaved,
   inputSchema,
-  test,
+  nodes = [],
   onStart,
   onClose,
 }: {
@@ -104,8 +105,8 @@ export function RunDialog({
   version: number;
   unsaved: boolean;
   inputSchema: unknown;
-  /** A test run: the version's nodes, any of which may be pinned. */
-  test?: { nodes: readonly PinnableNode[] };
+  /** The version's nodes, any of which a test run may pin. */
+  nodes?: readonly PinnableNode[];
   onStart(vars: Record<string, unknown> | undefined, pins?: Record<string, unknown>): Promise<boolean>;
   onClose(): void;
 }) {
@@ -114,8 +115,9 @@ export function RunDialog({
   const [text, setText] = useState(initial);
   const [error, setError] = useState<string | undefined>(undefined);
   const [busy, setBusy] = useState(false);
+  const [test, setTest] = useState(false);
   const [pinned, setPinned] = useState<ReadonlySet<string>>(new Set());
-  const [pinTexts, setPinTexts] = useState<Record<string, string>>(() => Object.fromEntries((test?.nodes ?? []).map((n) => [n.id, pinSample(n.type)])));
+  const [pinTexts, setPinTexts] = useState<Record<string, string>>(() => Object.fromEntries(nodes.map((n) => [n.id, pinSample(n.type)])));
   const start = async (): Promise<void> => {
     const parsed = parseVariables(text);
     if (!parsed.ok) {
@@ -159,10 +161,14 @@ export function RunDialog({
           {fields.some((f) => f.includes('*')) ? ' (* required)' : ''}
         </p>
       ) : null}
+      <label className="rn-run-test">
+        <input type="checkbox" data-testid="run-test" checked={test} onChange={(e) => setTest(e.target.checked)} /> Test run: pin node results, keep it out of the
+        metrics and the instance list
+      </label>
       {test ? (
         <fieldset className="rn-pins" data-testid="run-pins">
           <legend>Pin results (the node returns this instead of running)</legend>
-          {test.nodes.map((n) => (
+          {nodes.map((n) => (
             <div key={n.id} className="rn-pin">
               <label>
                 <input

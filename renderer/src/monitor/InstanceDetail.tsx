@@ -131,7 +131,7 @@ export function InstanceDetail() {
           </span>
         ) : null}
         {detail.test ? (
-          <span className="badge-paused" data-testid="detail-test" title={detail.pins ? `A test run; pinned: ${Object.keys(detail.pins).join(', ')}` : 'A test run'}>
+          <span className="badge-test" data-testid="detail-test" title={detail.pins ? `A test run; pinned: ${Object.keys(detail.pins).join(', ')}` : 'A test run'}>
             test run{detail.pins && Object.keys(detail.pins).length > 0 ? ` · pinned: ${Object.keys(detail.pins).join(', ')}` : ''}
           </span>
         ) : null}

@@ -1,4 +1,4 @@
-// The Designer's "Test run" in real Chromium through the browser host (issue 15, "Beyond the
+// The Designer's test run (the Run dialog's "Test run") in real Chromium through the browser host (issue 15, "Beyond the
 // anchors' basics"): a person types variables, pins the http node's result, starts the test run
 // and watches it on the instance graph; a real HTTP server on 127.0.0.1 counts its requests and
 // gets none; the run is marked a test run, left out of the default list, and the unpinned script
@@ -46,9 +46,12 @@ describe('test run from the Designer', () => {
     await page.getByTestId('workflow-item-check-device').click();
     await page.locator('[data-testid="view-designer"][data-workflow="check-device"]').waitFor();
     // given the test run dialog with variables typed and the http node pinned
-    await page.getByTestId('test-run-workflow').click();
+    await page.getByTestId('run-workflow').click();
     await page.getByTestId('run-dialog').waitFor();
     await page.getByTestId('run-vars').fill(JSON.stringify({ baseUrl }));
+    expect(await page.getByTestId('run-pins').count()).toBe(0);
+    await page.getByTestId('run-test').check();
+    expect(await page.getByTestId('run-dialog').locator('h2').textContent()).toBe('Test run check-device');
     expect(await page.getByTestId('pin-value-fetch').count()).toBe(0);
     await page.getByTestId('pin-fetch').check();
     expect(JSON.parse(await page.getByTestId('pin-value-fetch').inputValue())).toEqual({ status: 200, headers: {}, body: {} });
