@@ -67,6 +67,7 @@ const PG_CONFORMANCE = [
   'test/integration/runtime/pause.test.ts',
   'test/integration/runtime/pause-crash.test.ts',
   'test/integration/runtime/priority.test.ts',
+  'test/integration/runtime/test-runs.test.ts',
   'test/integration/runtime/retention.test.ts',
   'test/integration/runtime/retention-processes.test.ts',
   'test/integration/runtime/schedules.test.ts',

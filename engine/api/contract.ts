@@ -231,6 +231,13 @@ export const contract = {
       businessKey: z.string().max(LIMITS.id).optional(),
       /** Higher first when workers claim work; default: the workflow's `priority`, else 0. */
       priority: z.number().int().min(PRIORITY_RANGE.min).max(PRIORITY_RANGE.max).optional(),
+      /** A test run: runs for real, left out of the metrics and of the default instance list (`test: true` lists them). */
+      test: z.boolean().optional(),
+      /**
+       * A test run's pinned results by node id (needs `test: true`; every id a node of the
+       * version): a pinned node completes with its result and its handler does not run.
+       */
+      pins: jsonObject(LIMITS.valueBytes).optional(),
       actor,
     }),
     output: InstanceStateSchema,
@@ -369,6 +376,28 @@ export const contract = {
     input: z.strictObject({ id: rowId }),
     output: z.object({
       id: z.number(),
+      deleted: z.object({
+        instances: z.number(),
+        nodeStates: z.number(),
+        schedule: z.number(),
+        deadLetters: z.number(),
+        history: z.number(),
+        events: z.number(),
+        children: z.number(),
+      }),
+    }),
+  },
+  /**
+   * Deletes every ended test run (`instance:start` with `test: true`) with everything it owns and
+   * its child instances. `runs`: test runs deleted; `live`: left because they (or a child) still
+   * run; `kept`: left for history a change-feed consumer has not read.
+   */
+  'instance:deleteTestRuns': {
+    input: nothing,
+    output: z.object({
+      runs: z.number(),
+      live: z.number(),
+      kept: z.number(),
       deleted: z.object({
         instances: z.number(),
         nodeStates: z.number(),

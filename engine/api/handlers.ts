@@ -95,8 +95,8 @@ export function createHandlers(engine: Engine, options: { metrics?: EngineMetric
 
     'node:types': async () => engine.registry.describe(),
 
-    'instance:start': async ({ workflow, version, variables, businessKey, priority, actor }) => {
-      const id = await engine.start(workflow, { version, variables, businessKey, priority, actor });
+    'instance:start': async ({ workflow, version, variables, businessKey, priority, test, pins, actor }) => {
+      const id = await engine.start(workflow, { version, variables, businessKey, priority, test, pins, actor });
       return stateOf(id);
     },
 
@@ -112,6 +112,7 @@ export function createHandlers(engine: Engine, options: { metrics?: EngineMetric
         parentId: input.parentId,
         businessKey: input.businessKey,
         paused: input.paused,
+        test: input.test,
       };
       const items = await engine.listInstances({
         ...filter,
@@ -153,6 +154,8 @@ export function createHandlers(engine: Engine, options: { metrics?: EngineMetric
     },
 
     'instance:delete': async ({ id }) => ({ id, deleted: await engine.deleteInstance(id) }),
+
+    'instance:deleteTestRuns': async () => engine.deleteTestRuns(),
 
     'instance:cancel': async ({ id, compensate, expectedVersion, actor }) => {
       await engine.cancel(id, { compensate, expectedVersion, actor });
@@ -237,6 +240,7 @@ export function createHandlers(engine: Engine, options: { metrics?: EngineMetric
           node: filter.node,
           parentId: filter.parentId,
           businessKey: filter.businessKey,
+          test: filter.test,
           ...(action === 'pause' ? { paused: false } : action === 'unpause' ? { paused: true } : filter.paused === undefined ? {} : { paused: filter.paused }),
           upToId,
         },

@@ -107,6 +107,8 @@ export const InstanceSummarySchema = z.object({
   held: z.boolean().optional(),
   /** Higher first when workers claim work (0 unless its start or its workflow gave one). */
   priority: z.number().optional(),
+  /** A test run (`instance:start` with `test: true`, or a test run's child): left out of the metrics and the default list. */
+  test: z.boolean().optional(),
 });
 /** See {@link InstanceSummarySchema}. */
 export type InstanceSummary = z.output<typeof InstanceSummarySchema>;
@@ -220,6 +222,8 @@ export const InstanceDetailSchema = InstanceSummarySchema.extend({
   updatedAt: z.number(),
   deadlineAt: z.number().nullable(),
   nodes: z.array(NodeStateSchema),
+  /** A test run's pinned results by node id (what those nodes completed with, their handlers not run). */
+  pins: z.record(z.string(), z.unknown()).optional(),
   /** Child instances by node (`subworkflow` and `map` nodes that started any). */
   children: z.array(ChildGroupSchema).optional(),
 });
@@ -336,6 +340,8 @@ export const InstanceFilterSchema = z.strictObject({
   businessKey: z.string().min(1).max(LIMITS.text).optional(),
   /** Only paused instances (true), or only those not paused (false). */
   paused: z.boolean().optional(),
+  /** Only test runs (true), or only real ones (false); not given: real ones, unless `parentId` (or `ids`) is given. */
+  test: z.boolean().optional(),
 });
 /** An instance filter as a caller sends it. */
 export type InstanceFilterInput = z.input<typeof InstanceFilterSchema>;

@@ -184,3 +184,18 @@ export function common(cmd: Command): Command {
       'open the database read-only: list, show and export work, changes are refused (automatic when the file or its directory is not writable)',
     );
 }
+
+/**
+ * A commander collector of repeatable `--pin <node>=<json>`: each value split at its first `=`
+ * into a node id and a JSON result, added to the pins so far.
+ *
+ * @throws EngineError INVALID_INPUT naming `--pin`: no `=`, an empty node id, a node pinned twice,
+ *   or a result that is not JSON (or is refused as {@link parseJsonFlag} refuses it).
+ */
+export function collectPin(value: string, pins: Record<string, unknown> = {}): Record<string, unknown> {
+  const at = value.indexOf('=');
+  if (at <= 0) throw usage(`--pin must be <node id>=<JSON result>, e.g. --pin fetch='{"status":200}' (got "${value}")`, { flag: '--pin' });
+  const nodeId = value.slice(0, at);
+  if (Object.hasOwn(pins, nodeId)) throw usage(`--pin: node "${nodeId}" is pinned twice`, { flag: '--pin', nodeId });
+  return { ...pins, [nodeId]: parseJsonFlag(`--pin ${nodeId}`, value.slice(at + 1)) };
+}

@@ -18,6 +18,9 @@ import { HttpConfigSchema } from './http-config';
 import { PassConfigSchema } from './pass';
 import { ScriptConfigSchema, scriptSyntaxProblems, type ScriptConfig } from './script-config';
 
+/** A script's first syntax error placed in its own code (for the designer's script field). */
+export { scriptSyntaxError, type ScriptSyntaxError } from './script-config';
+
 /**
  * The built-in types' validation entries by type name (`pass`, `script`, `http`, `delay`,
  * `approval`, `subworkflow`, `map`, `event`), as `NodeRegistry.catalog()` gives them for the registry's built-ins.

@@ -27,7 +27,7 @@ import {
   type QuickJSModuleLike,
   type Sandbox,
 } from './script-heap';
-import { SCRIPT_LIMITS, WRAP_PREFIX } from './script-config';
+import { ENDS_EARLY, SCRIPT_LIMITS, WRAP_PREFIX, scriptLocation, wrapScript, type ScriptLocation } from './script-config';
 import type { ScriptConfig } from './script';
 import type { NodeContext, NodeResult } from './types';
 
@@ -337,7 +337,7 @@ function runScript(sandbox: Sandbox, ctx: NodeContext<ScriptConfig>, data: Scrip
       const info = thrown(errorHandle);
       if (isOutOfMemory(info)) health.outOfMemory = true;
       if (health.outOfMemory) return outOfMemory(undefined, info);
-      return { error: scriptError(info, phase) };
+      return { error: scriptError(info, phase, code) };
     };
 
     if (!fits(PRELUDE)) return outOfMemory('no room to set up the sandbox');
@@ -352,8 +352,9 @@ function runScript(sandbox: Sandbox, ctx: NodeContext<ScriptConfig>, data: Scrip
 
     // performance.now, not ctx.now: the engine clock may be a test clock that never moves.
     deadline = performance.now() + timeLimitMs;
-    // The prefix shares line 1 with the code, so line numbers in errors are the script's own.
-    const source = `${WRAP_PREFIX}${code}\n})`;
+    // The prefix shares line 1 with the code, so lines are the script's own but for the
+    // wrapper's closing line; errors are placed in the code itself (scriptError).
+    const source = wrapScript(code);
     if (!fits(source)) return outOfMemory('no room to load the code');
     const compiled = q.evalCode(source, 'script.js', { type: 'global', strict: true });
     if (compiled.error) return failed(compiled.error, 'compile');
@@ -432,12 +433,56 @@ function isOutOfMemory(info: ThrownInfo): boolean {
   return info.name === 'InternalError' && info.message === 'out of memory';
 }
 
-function scriptError(info: ThrownInfo, phase: Phase): EngineError {
+/** The file name the sandbox compiles a script under; its frames are the only ones a user sees. */
+const SCRIPT_FILE = 'script.js';
+
+/** A stack frame's place in the script (`script.js:L:C`), global so every frame is found. */
+const SCRIPT_FRAME = /script\.js:(\d+):(\d+)/gu;
+
+/**
+ * A QuickJS stack as the user's code has it: the script's frames with their places moved into
+ * the code (line 1 without the wrapper's prefix, the wrapper's closing line as the code's end),
+ * the runner's own frames (the prelude) left out.
+ */
+export function scriptStack(stack: string, code: string): string {
+  return stack
+    .split('\n')
+    .filter((frame) => frame.trim() !== '' && !frame.includes('runnel-prelude.js'))
+    .map((frame) =>
+      frame.replace(SCRIPT_FRAME, (_all, line: string, column: string) => {
+        const at = scriptLocation(code, Number(line), Number(column));
+        return `${SCRIPT_FILE}:${at.line}:${at.column}`;
+      }),
+    )
+    .join('\n');
+}
+
+/** The place of the first script frame of a QuickJS stack, in the code itself; undefined without one. */
+function firstScriptPlace(stack: string | undefined, code: string): ScriptLocation | undefined {
+  if (stack === undefined) return undefined;
+  const match = new RegExp(SCRIPT_FRAME.source, 'u').exec(stack);
+  if (match === null) return undefined;
+  return scriptLocation(code, Number(match[1]), Number(match[2]));
+}
+
+/**
+ * The EngineError of what a script threw. `details` has `name`, and, where the stack places it
+ * in the code, `line` and `column` (1-based, in the user's own code: see {@link scriptLocation})
+ * and `stack` ({@link scriptStack}).
+ */
+function scriptError(info: ThrownInfo, phase: Phase, code: string): EngineError {
+  const place = phase === 'compile' || phase === 'run' ? firstScriptPlace(info.stack, code) : undefined;
+  const atEnd = place?.atEnd === true && info.name === 'SyntaxError';
   const label = info.name ? `${info.name}: ${info.message}` : info.message;
   const details: Record<string, unknown> = {};
   if (info.name !== undefined) details.name = info.name;
-  if (info.line !== undefined) details.line = info.line;
-  if (info.stack !== undefined) details.stack = info.stack;
+  if (place !== undefined) {
+    details.line = place.line;
+    details.column = place.column;
+  } else if (info.line !== undefined && phase === 'compile') {
+    details.line = scriptLocation(code, info.line, 1).line;
+  }
+  if (info.stack !== undefined) details.stack = phase === 'setup' ? info.stack : scriptStack(info.stack, code);
 
   if (info.message === 'stack overflow') {
     return new EngineError(
@@ -456,8 +501,11 @@ function scriptError(info: ThrownInfo, phase: Phase): EngineError {
     });
   }
   if (phase === 'compile' && info.name === 'SyntaxError') {
-    const where = info.line !== undefined ? ` (line ${info.line})` : '';
-    return new EngineError('SCRIPT_ERROR', `script has a syntax error: ${info.message}${where}`, {
+    const line = details.line as number | undefined;
+    const column = details.column as number | undefined;
+    const where = line === undefined ? '' : column === undefined ? ` (line ${line})` : ` (line ${line}, column ${column})`;
+    const message = atEnd ? ENDS_EARLY : info.message;
+    return new EngineError('SCRIPT_ERROR', `script has a syntax error: ${message}${where}`, {
       retryable: false,
       details,
     });

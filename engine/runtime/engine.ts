@@ -39,6 +39,7 @@ import * as database from './database';
 import type { BackupResult } from '../db/backup';
 import type { CheckReport } from '../db/check';
 import type { PurgeCounts } from '../store/queries';
+import { addPurge, noPurge } from './state-machine/retention';
 
 export type { DeployResult, SavedWorkflow } from './workflows';
 export type { ScheduleInfo } from './schedules';
@@ -84,6 +85,35 @@ export interface StartOptions {
   actor?: string;
   /** Higher first when workers claim work (an integer, PRIORITY_RANGE in engine/vocabulary.ts); default: the workflow's `priority`, else 0. */
   priority?: number;
+  /** A test run: it runs for real, but the metrics and the default instance list leave it out; its child instances are test runs too. */
+  test?: boolean;
+  /**
+   * A test run's pinned results by node id (needs `test`): a pinned node completes with its
+   * result instead of running its handler (an http or custom node calls nothing; an approval or
+   * a delay does not wait), and its compensation does nothing.
+   */
+  pins?: Record<string, unknown>;
+}
+
+/**
+ * Checks a start's `test` and `pins` against the workflow version.
+ *
+ * @throws EngineError INVALID_INPUT naming the field: `pins` without `test: true`, or
+ *   `pins.<id>` for an id that is no node of the version.
+ */
+function checkPins(wf: CompiledWorkflow, options: StartOptions): void {
+  if (options.pins === undefined) return;
+  if (options.test !== true) {
+    throw new EngineError('INVALID_INPUT', 'pins: pinned results are for test runs only (start it with test: true)', { details: { field: 'pins' } });
+  }
+  for (const nodeId of Object.keys(options.pins)) {
+    if (!wf.nodes.has(nodeId)) {
+      const known = [...wf.nodes.keys()].map((id) => JSON.stringify(id)).join(', ');
+      throw new EngineError('INVALID_INPUT', `pins.${nodeId}: workflow ${wf.name} v${wf.version} has no node "${nodeId}" (its nodes: ${known})`, {
+        details: { field: `pins.${nodeId}`, nodeId },
+      });
+    }
+  }
 }
 
 /** An engine over one storage backend. */
@@ -287,12 +317,20 @@ export class Engine {
     const wf = await this.workflowById((await this.workflowRow(name, options.version)).id);
     const variables = options.variables ?? {};
     checkVariables(wf.def, variables);
+    checkPins(wf, options);
     const json = JSON.stringify(variables);
     if (Buffer.byteLength(json) > this.opts.maxResultBytes) {
       throw new EngineError('INVALID_VARIABLES', `variables are ${Buffer.byteLength(json)} bytes, above the limit of ${this.opts.maxResultBytes}`);
     }
     const slot = await slotFor(wf, variables);
-    const [id] = await this.createInstances((tx) => [createInstance(tx, wf, json, options.businessKey ?? null, { actor: options.actor, slot, priority: options.priority ?? wf.def.priority })]);
+    const [id] = await this.createInstances((tx) => [
+      createInstance(tx, wf, json, options.businessKey ?? null, {
+        actor: options.actor,
+        slot,
+        priority: options.priority ?? wf.def.priority,
+        ...(options.test === true ? { test: true, pins: options.pins } : {}),
+      }),
+    ]);
     return id as number;
   }
 
@@ -384,6 +422,43 @@ export class Engine {
       const keep = keepAfter(q, options.keepHistoryAfter);
       return deleteInstance(q, id, keep === undefined ? {} : { keepHistoryAfter: keep });
     });
+  }
+
+  /**
+   * Deletes every ended test run (`start` with `test`) with everything it owns and its child
+   * instances, one tree per transaction (as {@link deleteInstance}). Live test runs, and trees
+   * with a live child, are left and counted in `live`; a tree whose history a change-feed consumer
+   * has not read yet is left and counted in `kept`.
+   *
+   * @returns the rows deleted per table, the test runs deleted (`runs`, child instances not
+   *   counted), and those left.
+   */
+  async deleteTestRuns(): Promise<{ deleted: PurgeCounts; runs: number; live: number; kept: number }> {
+    this.assertWritable();
+    const out = { deleted: noPurge(), runs: 0, live: 0, kept: 0 };
+    let beforeId: number | undefined;
+    for (;;) {
+      const page = await this.storage.read.listInstances({ test: true, limit: 500, ...(beforeId === undefined ? {} : { beforeId }) });
+      for (const item of page) {
+        if (item.parentId !== null && item.parentId !== undefined) continue; // deleted with its root
+        if (!isTerminal(item.status as Parameters<typeof isTerminal>[0])) {
+          out.live++;
+          continue;
+        }
+        try {
+          addPurge(out.deleted, await this.deleteInstance(item.id));
+          out.runs++;
+        } catch (err) {
+          if (!(err instanceof EngineError)) throw err;
+          if (err.code === 'INVALID_STATE') out.live++;
+          else if (err.code === 'CONFLICT') out.kept++;
+          else if (err.code !== 'NOT_FOUND') throw err;
+        }
+      }
+      const last = page[page.length - 1];
+      if (page.length < 500 || last === undefined) return out;
+      beforeId = last.id;
+    }
   }
 
   /**

@@ -98,6 +98,12 @@ function context<C>(deps: ExecutorDeps, step: ClaimedStep, node: CompiledNode, t
 }
 
 async function runHandler(deps: ExecutorDeps, step: ClaimedStep, node: CompiledNode, scope: ExpressionScope, controller: AbortController | undefined): Promise<Outcome> {
+  if (step.pin !== undefined) {
+    // A test run's pinned node: its result, as the handler would have returned it, and no call out.
+    deps.log(step, 'pinned result used (test run): the handler did not run', { pinned: true });
+    const settled = await settleResult(node, step.pin.result, scope, deps.maxResultBytes);
+    return { kind: 'completed', step, ...settled };
+  }
   const input = await applyInput(node.def.input, scope);
   const rawConfig = node.def.config ?? {};
   const rendered = node.type.templates === false ? rawConfig : await renderTemplates(rawConfig, scope);
@@ -249,6 +255,8 @@ async function runCompensation(deps: ExecutorDeps, step: ClaimedStep, node: Comp
   const spec = node.def.compensate;
   const comp = node.compensate;
   if (!spec || !comp) return { kind: 'compensated', step, result: undefined };
+  // A pinned node did nothing outside the engine: there is nothing to undo.
+  if (step.pin !== undefined) return { kind: 'compensated', step, result: undefined };
   try {
     const compScope: ExpressionScope = { ...scope, result: step.ownResult ?? null };
     const input = spec.input === undefined ? { ...step.variables } : await applyInput(spec.input, compScope);

@@ -99,7 +99,7 @@ export interface ConsumerQueries {
   head(): number;
 }
 
-/** A live schedule's state (table `workflow_schedule`, migration 10 / PostgreSQL 7). Times are epoch ms. */
+/** A live schedule's state (table `workflow_schedule`, migration 12 / PostgreSQL 8). Times are epoch ms. */
 export interface WorkflowScheduleRow {
   workflow: string;
   scheduleId: string;
@@ -203,6 +203,11 @@ export interface InstanceFilter {
   paused?: boolean;
   /** Only instances whose current nodes include this node id. */
   node?: string;
+  /**
+   * Only test runs (true) or only real ones (false). Not given: real ones only, unless the filter
+   * names `ids` or a `parentId` (then both: the rows asked for, a test run's children).
+   */
+  test?: boolean;
   /** Only these instance ids (a live view refreshing the rows it shows). */
   ids?: number[];
   /** Keyset paging: rows with id < beforeId (lists are newest first). */

@@ -71,7 +71,15 @@ export interface InstanceRow extends InstanceHead {
   endStatus: 'FAILED' | 'CANCELLED' | null;
   startedAt: number | null;
   error: SerializedError | null;
+  /** A test run's pinned results by node id (see {@link Pins}), or null. */
+  pins: Pins | null;
 }
+
+/**
+ * A test run's pinned results by node id: a pinned node completes with its result instead of
+ * running its handler (an http or custom node calls nothing), and its compensation does nothing.
+ */
+export type Pins = Record<string, unknown>;
 
 /** Why an instance is SUSPENDED (DESIGN.md section 4). */
 export interface Suspension {
@@ -299,11 +307,15 @@ export interface InstanceQueries {
      * as the instance waiting for it), else 0. Its schedule rows copy it as they are inserted.
      */
     priority?: number;
+    /** A test run (excluded from metrics and the default list); when not given, its parent's, else not. */
+    test?: boolean;
+    /** A test run's pinned results by node id, as JSON ({@link Pins}). */
+    pinsJson?: string | null;
   }): number;
   get(id: number): InstanceRow | undefined;
   head(id: number): InstanceHead | undefined;
   /** The status, whether paused, and the variables only (what a step started at once runs with). */
-  variables(id: number): { status: InstanceStatus; pausedAt: number | null; variables: Record<string, unknown> } | undefined;
+  variables(id: number): { status: InstanceStatus; pausedAt: number | null; variables: Record<string, unknown>; pins: Pins | null } | undefined;
   /** Status (and the first start time), version + 1. */
   touch(p: { id: number; status: InstanceStatus; now: number }): void;
   /** Replaces the variables (the start variables are kept apart from then on). */

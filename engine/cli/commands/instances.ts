@@ -68,8 +68,9 @@ export function addInstanceCommands(program: Command, run: CliRun): void {
       .option('--workflow <name>', 'only instances of this workflow')
       .option('--parent <id>', 'only the child instances of this instance (its subworkflow and map nodes)', positiveInt('--parent'))
       .option('--limit <n>', 'at most this many (1–1000)', positiveInt('--limit'), 50)
-      .option('--before <id>', 'only instances with a smaller id (paging)', positiveInt('--before')),
-  ).action(async (o: CommonOptions & { status?: string; workflow?: string; parent?: number; limit: number; before?: number }) => {
+      .option('--before <id>', 'only instances with a smaller id (paging)', positiveInt('--before'))
+      .option('--test', 'only test runs (runnel run --test), which the list leaves out otherwise'),
+  ).action(async (o: CommonOptions & { status?: string; workflow?: string; parent?: number; limit: number; before?: number; test?: boolean }) => {
     const status = o.status
       ?.split(',')
       .map((s) => s.trim().toUpperCase())
@@ -80,10 +81,10 @@ export function addInstanceCommands(program: Command, run: CliRun): void {
       throw usage(`--status: unknown status ${bad.join(', ')} (one of ${INSTANCE_STATUSES.join(', ')})`, { flag: '--status' });
     if (o.limit > 1000) throw usage(`--limit must be at most 1000 (got ${o.limit})`, { flag: '--limit' });
     const { items } = await withHost(o, io, 'read', ({ call }) =>
-      call('instance:list', { status: status?.filter(known), workflow: o.workflow, parentId: o.parent, limit: o.limit, beforeId: o.before, withCounts: false }),
+      call('instance:list', { status: status?.filter(known), workflow: o.workflow, parentId: o.parent, limit: o.limit, beforeId: o.before, withCounts: false, ...(o.test === true ? { test: true } : {}) }),
     );
     if (o.json) return json(io, items);
-    if (items.length === 0) return io.stdout('no instances\n');
+    if (items.length === 0) return io.stdout(o.test === true ? 'no test runs\n' : 'no instances\n');
     io.stdout(
       `${table([
         ['ID', 'WORKFLOW', 'STATUS', 'CREATED', 'ENDED', 'NOTE'],

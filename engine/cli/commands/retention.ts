@@ -6,7 +6,7 @@
 import type { Command } from 'commander';
 import type { PruneReport, PurgeCounts } from '../../api';
 import { withHost } from '../host';
-import { common, instanceIdArg, type CliRun, type CommonOptions } from '../options';
+import { common, instanceIdArg, usage, type CliRun, type CommonOptions } from '../options';
 import { json, Progress } from '../output';
 import { olderThan, retentionFlags, retentionOptions, type RetentionFlags } from '../retention-options';
 
@@ -72,9 +72,23 @@ export function addRetentionCommands(program: Command, run: CliRun): void {
   common(
     program
       .command('delete')
-      .argument('<id>', 'instance id', instanceIdArg)
-      .description('delete one ended instance with everything it owns and the child instances it started (a live one is refused)'),
-  ).action(async (id: number, o: CommonOptions) => {
+      .argument('[id]', 'instance id', instanceIdArg)
+      .description('delete one ended instance with everything it owns and the child instances it started (a live one is refused)')
+      .option('--test-runs', 'instead of one instance: every ended test run (runnel run --test), with everything it owns'),
+  ).action(async (id: number | undefined, o: CommonOptions & { testRuns?: boolean }) => {
+    if (o.testRuns === true) {
+      if (id !== undefined) throw usage('delete: give an instance id or --test-runs, not both', { flag: '--test-runs' });
+      await withHost(o, io, 'write', async ({ call }) => {
+        const r = await call('instance:deleteTestRuns', {});
+        if (o.json) return json(io, r);
+        const left = [r.live > 0 ? `${plural(r.live, 'live test run')} left (cancel ${r.live === 1 ? 'it' : 'them'} first)` : '', r.kept > 0 ? `${plural(r.kept, 'test run')} kept for a change-feed consumer` : '']
+          .filter((x) => x !== '')
+          .join('; ');
+        io.stdout(`deleted ${plural(r.runs, 'test run')}${r.runs > 0 ? ` (${rowsText(r.deleted)})` : ''}${left === '' ? '' : `; ${left}`}\n`);
+      });
+      return;
+    }
+    if (id === undefined) throw usage('delete: give an instance id, or --test-runs', { flag: 'id' });
     await withHost(o, io, 'write', async ({ call }) => {
       const r = await call('instance:delete', { id });
       if (o.json) json(io, r);

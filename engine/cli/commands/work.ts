@@ -7,7 +7,7 @@ import { probeDatabase } from '../../db/open-database';
 import { retentionFlags, retentionOptions, type RetentionFlags } from '../retention-options';
 import { loadRegistry, readWorkflowFile, rehearse, withHost, workUntil } from '../host';
 import { ExitCode } from '../exit-codes';
-import { common, defaultActor, parseVariables, positiveInt, shownDb, type CliRun, type CommonOptions } from '../options';
+import { collectPin, common, defaultActor, parseVariables, positiveInt, shownDb, usage, type CliRun, type CommonOptions } from '../options';
 import { EngineMetrics } from '../../api';
 import { EngineError } from '../../errors';
 import { serveMetrics, type MetricsServer } from '../metrics-server';
@@ -27,15 +27,18 @@ export function addWorkCommands(program: Command, run: CliRun): void {
       .option('--vars-file <file>', 'initial variables from a JSON file (--vars keys win)')
       .option('--business-key <key>', 'a key of your own to find the instance by')
       .option('--actor <name>', 'who starts it', defaultActor())
-      .option('--concurrency <n>', 'handlers running at once', positiveInt('--concurrency')),
+      .option('--concurrency <n>', 'handlers running at once', positiveInt('--concurrency'))
+      .option('--test', 'a test run: runs for real, but left out of the metrics and the default list (runnel list --test shows it)')
+      .option('--pin <node=json>', 'with --test: node <node> completes with this JSON result and its handler does not run (repeatable)', collectPin),
   ).action(
     async (
       file: string,
-      o: CommonOptions & { vars?: string; varsFile?: string; businessKey?: string; actor: string; concurrency?: number },
+      o: CommonOptions & { vars?: string; varsFile?: string; businessKey?: string; actor: string; concurrency?: number; test?: boolean; pin?: Record<string, unknown> },
     ) => {
+      if (o.pin !== undefined && o.test !== true) throw usage('--pin needs --test: pinned results are for test runs only', { flag: '--pin' });
       const variables = await parseVariables(o);
       const registry = await loadRegistry(o.plugin);
-      const start = { variables, businessKey: o.businessKey, actor: o.actor };
+      const start = { variables, businessKey: o.businessKey, actor: o.actor, ...(o.test === true ? { test: true, ...(o.pin === undefined ? {} : { pins: o.pin }) } : {}) };
       // The same save and start in memory first: an invalid file or refused variables leave no
       // database and no deployed workflow behind.
       const { definition } = await rehearse(registry, io, async (call) => {
@@ -51,7 +54,7 @@ export function addWorkCommands(program: Command, run: CliRun): void {
         async ({ engine, call }) => {
           const dep = await call('workflow:save', { definition });
           const { id } = await call('instance:start', { workflow: dep.name, version: dep.version, ...start });
-          if (!o.json) io.stderr(`run: ${dep.created ? 'deployed' : 'using'} ${dep.name} v${dep.version}; started instance ${id}\n`);
+          if (!o.json) io.stderr(`run: ${dep.created ? 'deployed' : 'using'} ${dep.name} v${dep.version}; started ${o.test === true ? 'test run' : 'instance'} ${id}${o.pin === undefined ? '' : ` (pinned: ${Object.keys(o.pin).join(', ')})`}\n`);
           run.exitCode = await waitAndReport(engine, call, id, o, run);
           if (!o.json) io.stderr(`details: npx runnel show ${id} --history --db ${shellQuote(shownDb(o.db))}\n`);
         },

@@ -29,7 +29,7 @@ export async function readMetrics(db: PgQueryable): Promise<Omit<Metrics, 'oldes
       db,
       `SELECT d.id, d.instance_id, w.name AS workflow, d.node_id, d.kind, d.attempts, d.error_json, d.created_at
          FROM dead_letter d JOIN instance i ON i.id = d.instance_id JOIN workflow w ON w.id = i.workflow_id
-        ORDER BY d.id DESC LIMIT $1`,
+        WHERE i.test = 0 ORDER BY d.id DESC LIMIT $1`,
       [50],
     ),
   ]);
@@ -52,7 +52,7 @@ export async function readSeries(db: PgQueryable, from: number, to: number, buck
       db,
       `WITH e AS MATERIALIZED (
          SELECT ${bucket('i.ended_at')} AS bucket, i.status AS status, i.ended_at - i.created_at AS d
-           FROM instance i WHERE i.ended_at >= $3 AND i.ended_at < $4 ${wf}
+           FROM instance i WHERE i.ended_at >= $3 AND i.ended_at < $4 AND i.test = 0 ${wf}
        ), r AS (
          SELECT bucket, d, row_number() OVER w AS rn, count(*) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS n
            FROM e WHERE status = 'COMPLETED' WINDOW w AS (PARTITION BY bucket ORDER BY d)
@@ -70,7 +70,7 @@ export async function readSeries(db: PgQueryable, from: number, to: number, buck
     rowsOf<{ bucket: number; n: number }>(
       db,
       `SELECT ${bucket('i.created_at')} AS bucket, count(*) AS n FROM instance i
-        WHERE i.created_at >= $3 AND i.created_at < $4 ${wf} GROUP BY 1`,
+        WHERE i.created_at >= $3 AND i.created_at < $4 AND i.test = 0 ${wf} GROUP BY 1`,
       params,
     ),
   ]);

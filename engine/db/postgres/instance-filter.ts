@@ -10,7 +10,7 @@
  * - `waitingFor` timer/approval reads `wait_json`'s `kind` with `::jsonb ->>` (SQLite: json_extract).
  */
 import type { InstanceFilter } from '../../store/port';
-import { CURRENT_NODE_SQL } from '../queries/instance-filter';
+import { CURRENT_NODE_SQL, testTerm } from '../queries/instance-filter';
 
 export { CURRENT_NODE_SQL };
 
@@ -34,7 +34,7 @@ export function foldAscii(sql: string): string {
  * to include (`status`, `paging`: beforeId, afterId, upToId, ids), so counts can leave the status
  * out. Parameters continue from `params` when given (for statements that add their own).
  */
-export function buildInstanceWherePg(filter: InstanceFilter, parts: { status?: boolean; paging?: boolean } = {}, params: unknown[] = []): PgWhereClause {
+export function buildInstanceWherePg(filter: InstanceFilter, parts: { status?: boolean; paging?: boolean; test?: boolean } = {}, params: unknown[] = []): PgWhereClause {
   const terms: string[] = [];
   const p = (value: unknown): string => {
     params.push(value);
@@ -80,6 +80,10 @@ export function buildInstanceWherePg(filter: InstanceFilter, parts: { status?: b
   if (filter.parentId !== undefined) terms.push(`i.parent_id = ${p(filter.parentId)}`);
   if (filter.businessKey !== undefined) terms.push(`i.business_key = ${p(filter.businessKey)}`);
   if (filter.paused !== undefined) terms.push(filter.paused ? 'i.paused_at IS NOT NULL' : 'i.paused_at IS NULL');
+  if (parts.test !== false) {
+    const t = testTerm(filter);
+    if (t !== undefined) terms.push(t);
+  }
   if (filter.node !== undefined) {
     terms.push(
       `EXISTS (SELECT 1 FROM node_state n WHERE n.instance_id = i.id AND n.node_id = ${p(filter.node)}

@@ -38,6 +38,7 @@ interface ListRow extends StuckSource {
   paused_at: number | null;
   held: number;
   priority: number;
+  test: number;
   /** The workflow version's concurrency limit, read only for a held row. */
   concurrency_limit: number | null;
   /** For a held row: its slot's instances in progress. */
@@ -49,6 +50,7 @@ interface DetailRow extends ListRow {
   variables_json: string;
   input_json: string;
   deadline_at: number | null;
+  pins_json: string | null;
 }
 
 interface NodeDetailRow {
@@ -91,7 +93,7 @@ interface ApprovalSqlRow {
 
 const LIST_COLS = `i.id, w.name AS workflow, w.version AS workflow_version, i.status, i.business_key,
   i.created_at, i.started_at, i.ended_at, i.updated_at, i.version, i.error_json, i.suspension_json, i.parent_id, i.parent_node_id, i.paused_at,
-  i.held, i.priority, CASE WHEN i.held = 1 THEN (w.dsl_json::jsonb -> 'concurrency' ->> 'limit')::int END AS concurrency_limit,
+  i.held, i.priority, i.test, CASE WHEN i.held = 1 THEN (w.dsl_json::jsonb -> 'concurrency' ->> 'limit')::int END AS concurrency_limit,
   CASE WHEN i.held = 1 THEN (SELECT count(*)::int FROM instance o WHERE o.concurrency_key = i.concurrency_key AND o.held = 0
     AND o.status NOT IN ('COMPLETED', 'FAILED', 'CANCELLED')) END AS concurrency_in_use`;
 
@@ -116,6 +118,7 @@ function listItem(r: ListRow): InstanceListItem {
     pausedAt: r.paused_at,
     held: r.held === 1,
     priority: r.priority,
+    test: r.test === 1,
     ...describeStuck(r),
   };
 }
@@ -146,7 +149,7 @@ export function createPostgresReadModel(db: PgQueryable): Omit<ReadModel, FeedRe
     const [row, nodes, children] = await Promise.all([
       rowOf<DetailRow>(
         db,
-        `SELECT ${LIST_COLS}, i.workflow_id, i.variables_json, ${START_INPUT_SQL} AS input_json, i.deadline_at
+        `SELECT ${LIST_COLS}, i.workflow_id, i.variables_json, ${START_INPUT_SQL} AS input_json, i.deadline_at, i.pins_json
            FROM instance i JOIN workflow w ON w.id = i.workflow_id WHERE i.id = $1`,
         [id],
       ),
@@ -193,6 +196,8 @@ export function createPostgresReadModel(db: PgQueryable): Omit<ReadModel, FeedRe
       pausedAt: row.paused_at,
       held: row.held === 1,
       priority: row.priority,
+      test: row.test === 1,
+      ...(row.pins_json === null ? {} : { pins: JSON.parse(row.pins_json) as Record<string, unknown> }),
       children: toChildGroups(children),
       nodes: nodes.map((n) => {
         const wait = parse(n.wait_json) as { kind?: string } | undefined;

@@ -20,7 +20,7 @@ export const CURRENT_NODE_SQL = `('READY', 'RUNNING', 'WAITING', 'RETRYING', 'CO
  * actions. `parts` picks which kinds of terms to include (`status`, `paging`: beforeId, afterId,
  * upToId, ids), so counts can leave the status out.
  */
-export function buildInstanceWhere(filter: InstanceFilter, parts: { status?: boolean; paging?: boolean } = {}): WhereClause {
+export function buildInstanceWhere(filter: InstanceFilter, parts: { status?: boolean; paging?: boolean; test?: boolean } = {}): WhereClause {
   const terms: string[] = [];
   const params: unknown[] = [];
   let joinWorkflow = false;
@@ -80,6 +80,10 @@ export function buildInstanceWhere(filter: InstanceFilter, parts: { status?: boo
     params.push(filter.businessKey);
   }
   if (filter.paused !== undefined) terms.push(filter.paused ? 'i.paused_at IS NOT NULL' : 'i.paused_at IS NULL');
+  if (parts.test !== false) {
+    const t = testTerm(filter);
+    if (t !== undefined) terms.push(t);
+  }
   if (filter.node !== undefined) {
     terms.push(
       `EXISTS (SELECT 1 FROM node_state n WHERE n.instance_id = i.id AND n.node_id = ?
@@ -107,4 +111,15 @@ export function buildInstanceWhere(filter: InstanceFilter, parts: { status?: boo
     }
   }
   return { terms, params, joinWorkflow };
+}
+
+/**
+ * The filter's test-run term over `instance i` (see {@link InstanceFilter.test}): `i.test = 1`,
+ * `i.test = 0`, or undefined when the filter names `ids` or a `parentId` and says nothing of test runs.
+ */
+export function testTerm(filter: InstanceFilter): string | undefined {
+  if (filter.test === true) return 'i.test = 1';
+  if (filter.test === false) return 'i.test = 0';
+  if (filter.ids !== undefined || filter.parentId !== undefined) return undefined;
+  return 'i.test = 0';
 }

@@ -10,7 +10,7 @@
 import type Database from 'better-sqlite3';
 import type { SerializedError } from '../../errors';
 import type { InstanceStatus } from '../../vocabulary';
-import type { HistoryQueries, InstanceHead, InstanceQueries, InstanceRow, Suspension } from '../../store/queries';
+import type { HistoryQueries, InstanceHead, InstanceQueries, InstanceRow, Pins, Suspension } from '../../store/queries';
 import { parseStored } from './stored-json';
 
 /** The start variables of `i` as SQL: `input_json`, or the variables while it is `''` (see the module doc). */
@@ -31,6 +31,7 @@ export interface RawInstance {
   parentId: number | null;
   pausedAt: number | null;
   concurrencyKey: string | null;
+  pinsJson: string | null;
 }
 
 /** A selected instance row as the state machine reads it, its JSON parsed (engine/db/queries/stored-json.ts). */
@@ -50,25 +51,27 @@ export function toInstanceRow(r: RawInstance): InstanceRow {
     parentId: r.parentId,
     pausedAt: r.pausedAt,
     concurrencyKey: r.concurrencyKey,
+    pins: r.pinsJson === null ? null : parseStored<Pins>(r.pinsJson, id, 'pins_json'),
   };
 }
 
 /** Prepares {@link InstanceQueries} on `db`. */
 export function createInstanceQueries(db: Database.Database): InstanceQueries {
-  const insert = db.prepare<[number, string, string, number, number | null, number, number | null, string | null, number | null, string | null, string | null, number, number | null, number | null]>(
+  const insert = db.prepare<[number, string, string, number, number | null, number, number | null, string | null, number | null, string | null, string | null, number, number | null, number | null, number | null, number | null, string | null]>(
     `INSERT INTO instance (workflow_id, status, variables_json, input_json, created_at, started_at, updated_at, deadline_at, business_key, parent_id, parent_node_id,
-                           concurrency_key, held, priority)
-     VALUES (?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?, ?, ?, coalesce(?, (SELECT p.priority FROM instance p WHERE p.id = ?), 0))`,
+                           concurrency_key, held, priority, test, pins_json)
+     VALUES (?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?, ?, ?, coalesce(?, (SELECT p.priority FROM instance p WHERE p.id = ?), 0),
+             coalesce(?, (SELECT p.test FROM instance p WHERE p.id = ?), 0), ?)`,
   );
   const get = db.prepare<[number], RawInstance>(
     `SELECT id, workflow_id AS workflowId, status, variables_json AS variablesJson, version, suspension_json AS suspensionJson,
             end_status AS endStatus, started_at AS startedAt, deadline_at AS deadlineAt, error_json AS errorJson,
-            parent_id AS parentId, paused_at AS pausedAt, concurrency_key AS concurrencyKey
+            parent_id AS parentId, paused_at AS pausedAt, concurrency_key AS concurrencyKey, pins_json AS pinsJson
        FROM instance WHERE id = ?`,
   );
   const head = db.prepare<[number], InstanceHead>(`SELECT id, status, deadline_at AS deadlineAt, parent_id AS parentId, paused_at AS pausedAt, concurrency_key AS concurrencyKey FROM instance WHERE id = ?`);
-  const variables = db.prepare<[number], { v: string; status: InstanceStatus; pausedAt: number | null }>(
-    `SELECT status, paused_at AS pausedAt, variables_json AS v FROM instance WHERE id = ?`,
+  const variables = db.prepare<[number], { v: string; status: InstanceStatus; pausedAt: number | null; pinsJson: string | null }>(
+    `SELECT status, paused_at AS pausedAt, variables_json AS v, pins_json AS pinsJson FROM instance WHERE id = ?`,
   );
   const pause = db.prepare<[number, number, number]>(`UPDATE instance SET paused_at = ?, updated_at = ?, version = version + 1 WHERE id = ?`);
   const unpause = db.prepare<[{ now: number; id: number }]>(
@@ -115,11 +118,12 @@ export function createInstanceQueries(db: Database.Database): InstanceQueries {
   const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 
   return {
-    insert: ({ workflowId, status, variablesJson, now, deadlineAt, businessKey, parentId, parentNodeId, concurrencyKey, held, priority }) =>
+    insert: ({ workflowId, status, variablesJson, now, deadlineAt, businessKey, parentId, parentNodeId, concurrencyKey, held, priority, test, pinsJson }) =>
       Number(
         insert.run(
           workflowId, status, variablesJson, now, status === 'RUNNING' ? now : null, now, deadlineAt, businessKey,
           parentId ?? null, parentNodeId ?? null, concurrencyKey ?? null, held === true ? 1 : 0, priority ?? null, parentId ?? null,
+          test === undefined ? null : test ? 1 : 0, parentId ?? null, pinsJson ?? null,
         ).lastInsertRowid,
       ),
     // SQLite's writers take turns (BEGIN IMMEDIATE): a count inside the transaction is exact already.
@@ -136,7 +140,9 @@ export function createInstanceQueries(db: Database.Database): InstanceQueries {
     head: (id) => head.get(id),
     variables: (id) => {
       const r = variables.get(id);
-      return r === undefined ? undefined : { status: r.status, pausedAt: r.pausedAt, variables: parseStored<Record<string, unknown>>(r.v, id, 'variables_json') };
+      if (r === undefined) return undefined;
+      const pins = r.pinsJson === null ? null : parseStored<Pins>(r.pinsJson, id, 'pins_json');
+      return { status: r.status, pausedAt: r.pausedAt, variables: parseStored<Record<string, unknown>>(r.v, id, 'variables_json'), pins };
     },
     pause: ({ id, now }) => void pause.run(now, now, id),
     unpause: ({ id, now }) => void unpause.run({ now, id }),

@@ -11,7 +11,7 @@ import type Database from 'better-sqlite3';
 import type { HistoryEvent, InstanceListItem } from '../../api/contract';
 import { AGE_BOUNDS_MS, AGE_BUCKET_SQL, toAgeRows, type ApprovalRow, type FeedReads, type TimeTravelReads, type ScheduleReads, type InstanceFilter, type InstanceView, type ReadModel, type SeriesRow } from '../../store/port';
 import type { Suspension } from '../../store/queries';
-import { buildInstanceWhere, CURRENT_NODE_SQL } from './instance-filter';
+import { buildInstanceWhere, testTerm, CURRENT_NODE_SQL } from './instance-filter';
 import { START_INPUT_SQL } from './instances';
 import { describeStuck, type StuckSource } from './stuck';
 import type { SqliteWorkflows } from './workflows';
@@ -34,6 +34,7 @@ interface ListRow extends StuckSource {
   paused_at: number | null;
   held: number;
   priority: number;
+  test: number;
   /** The workflow version's concurrency limit, read only for a held row. */
   concurrency_limit: number | null;
   /** For a held row: its slot's instances in progress. */
@@ -45,6 +46,7 @@ interface DetailRow extends ListRow {
   variables_json: string;
   input_json: string;
   deadline_at: number | null;
+  pins_json: string | null;
 }
 
 interface NodeDetailRow {
@@ -73,7 +75,7 @@ interface HistoryRow {
 
 const LIST_COLS = `i.id, w.name AS workflow, w.version AS workflow_version, i.status, i.business_key,
   i.created_at, i.started_at, i.ended_at, i.updated_at, i.version, i.error_json, i.suspension_json, i.parent_id, i.parent_node_id, i.paused_at,
-  i.held, i.priority, CASE WHEN i.held = 1 THEN json_extract(w.dsl_json, '$.concurrency.limit') END AS concurrency_limit,
+  i.held, i.priority, i.test, CASE WHEN i.held = 1 THEN json_extract(w.dsl_json, '$.concurrency.limit') END AS concurrency_limit,
   CASE WHEN i.held = 1 THEN (SELECT count(*) FROM instance o WHERE o.concurrency_key = i.concurrency_key AND o.held = 0
     AND o.status NOT IN ('COMPLETED', 'FAILED', 'CANCELLED')) END AS concurrency_in_use`;
 
@@ -103,6 +105,7 @@ function listItem(r: ListRow): InstanceListItem {
     pausedAt: r.paused_at,
     held: r.held === 1,
     priority: r.priority,
+    test: r.test === 1,
     ...describeStuck(r),
   };
 }
@@ -110,7 +113,7 @@ function listItem(r: ListRow): InstanceListItem {
 /** Builds the SQLite {@link ReadModel} on `db`. */
 export function createReadModel(db: Database.Database, workflows: SqliteWorkflows): Omit<ReadModel, FeedReads | TimeTravelReads | ScheduleReads> {
   const get = db.prepare<[number], DetailRow>(
-    `SELECT ${LIST_COLS}, i.workflow_id, i.variables_json, ${START_INPUT_SQL} AS input_json, i.deadline_at
+    `SELECT ${LIST_COLS}, i.workflow_id, i.variables_json, ${START_INPUT_SQL} AS input_json, i.deadline_at, i.pins_json
        FROM instance i JOIN workflow w ON w.id = i.workflow_id WHERE i.id = ?`,
   );
   const state = db.prepare<[number], { id: number; status: string; version: number }>(`SELECT id, status, version FROM instance WHERE id = ?`);
@@ -143,7 +146,7 @@ export function createReadModel(db: Database.Database, workflows: SqliteWorkflow
   const deadLetters = db.prepare<[number], Record<string, unknown>>(
     `SELECT d.id, d.instance_id, w.name AS workflow, d.node_id, d.kind, d.attempts, d.error_json, d.created_at
        FROM dead_letter d JOIN instance i ON i.id = d.instance_id JOIN workflow w ON w.id = i.workflow_id
-      ORDER BY d.id DESC LIMIT ?`,
+      WHERE i.test = 0 ORDER BY d.id DESC LIMIT ?`,
   );
   const maxId = db.prepare<[], { id: number | null }>(`SELECT max(id) AS id FROM instance`);
   const ages = db.prepare<[{ day: number; week: number; month: number }], { bucket: number; live: number; ended: number }>(
@@ -200,6 +203,8 @@ export function createReadModel(db: Database.Database, workflows: SqliteWorkflow
       pausedAt: row.paused_at,
       held: row.held === 1,
       priority: row.priority,
+      test: row.test === 1,
+      ...(row.pins_json === null ? {} : { pins: JSON.parse(row.pins_json) as Record<string, unknown> }),
       children: toChildGroups(childCounts.all(id)),
       nodes: nodes.all(id).map((n) => {
         const wait = parse(n.wait_json) as { kind?: string } | undefined;
@@ -228,7 +233,7 @@ export function createReadModel(db: Database.Database, workflows: SqliteWorkflow
     const ended = cached(
       `WITH e AS MATERIALIZED (
          SELECT CAST((i.ended_at - ?) / ? AS INTEGER) AS bucket, i.status AS status, i.ended_at - i.created_at AS d
-           FROM instance i WHERE i.ended_at >= ? AND i.ended_at < ? ${wf}
+           FROM instance i WHERE i.ended_at >= ? AND i.ended_at < ? AND i.test = 0 ${wf}
        ), r AS (
          SELECT bucket, d, row_number() OVER w AS rn, count(*) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS n
            FROM e WHERE status = 'COMPLETED' WINDOW w AS (PARTITION BY bucket ORDER BY d)
@@ -243,7 +248,7 @@ export function createReadModel(db: Database.Database, workflows: SqliteWorkflow
     ).all(...p(from, bucketMs, from, to)) as Omit<SeriesRow, 'started'>[];
     const started = cached(
       `SELECT CAST((i.created_at - ?) / ? AS INTEGER) AS bucket, count(*) AS n FROM instance i
-        WHERE i.created_at >= ? AND i.created_at < ? ${wf} GROUP BY bucket`,
+        WHERE i.created_at >= ? AND i.created_at < ? AND i.test = 0 ${wf} GROUP BY bucket`,
     ).all(...p(from, bucketMs, from, to)) as { bucket: number; n: number }[];
     const byBucket = new Map<number, SeriesRow>();
     for (const r of ended) byBucket.set(r.bucket, { ...r, started: 0 });
@@ -308,13 +313,28 @@ export function createReadModel(db: Database.Database, workflows: SqliteWorkflow
     childResults: async (instanceId, nodeId, attempt) => childResults.all(instanceId, nodeId, attempt).map(toChildResult),
     listInstances: async (filter) => list(filter),
     countByStatus: async (filter) => {
-      const { terms, params, joinWorkflow } = buildInstanceWhere(filter, { status: false, paging: false });
+      const { terms, params, joinWorkflow } = buildInstanceWhere(filter, { status: false, paging: false, test: false });
       // Without a workflow filter the join is not needed: the plain GROUP BY uses the status index.
       const join = joinWorkflow ? 'JOIN workflow w ON w.id = i.workflow_id' : '';
-      const sql = `SELECT i.status AS status, count(*) AS count FROM instance i ${join}
-        ${terms.length > 0 ? `WHERE ${terms.join(' AND ')}` : ''} GROUP BY i.status`;
+      const count = (extra: string[]): { status: string; count: number }[] => {
+        const all = [...terms, ...extra];
+        const sql = `SELECT i.status AS status, count(*) AS count FROM instance i ${join}
+          ${all.length > 0 ? `WHERE ${all.join(' AND ')}` : ''} GROUP BY i.status`;
+        return cached(sql).all(...params) as { status: string; count: number }[];
+      };
+      const test = testTerm(filter);
       const out: Record<string, number> = {};
-      for (const row of cached(sql).all(...params) as { status: string; count: number }[]) out[row.status] = row.count;
+      // Real runs only: every instance counted less the test runs (the partial instance_test
+      // index), so the status index alone still counts a file without test runs.
+      db.transaction(() => {
+        for (const row of count(test === 'i.test = 1' ? [test] : [])) out[row.status] = row.count;
+        if (test !== 'i.test = 0') return;
+        for (const row of count(['i.test = 1'])) {
+          const left = (out[row.status] ?? 0) - row.count;
+          if (left > 0) out[row.status] = left;
+          else delete out[row.status];
+        }
+      })();
       return out;
     },
     matchInstances: async (filter, eligible, limit) => {

@@ -6,7 +6,7 @@
 import { EngineError } from '../../errors';
 import { isTerminal, startsNothing } from '../../vocabulary';
 import type { CompiledWorkflow } from '../compiled';
-import type { InstanceHead, NodeWait, ScheduleRow, StepResults } from '../../store/queries';
+import type { InstanceHead, NodeWait, Pins, ScheduleRow, StepResults } from '../../store/queries';
 import type { Dispatch, Tx } from './tx';
 import { failOnDeadline, pastDeadline } from './instance';
 import { continueCompensation } from './compensation';
@@ -42,6 +42,16 @@ export interface ClaimedStep {
   wait?: NodeWait | null;
   /** A compensation's node result, as it completed. */
   ownResult?: unknown;
+  /**
+   * The node's pinned result in a test run (`instance:start` with `pins`): the attempt completes
+   * with it and the handler does not run; a compensation of a pinned node does nothing.
+   */
+  pin?: { result: unknown };
+}
+
+/** `{ pin }` of `nodeId` when `pins` (a test run's) has one, else nothing: spread into a {@link ClaimedStep}. */
+function pinOf(pins: Pins | null, nodeId: string): { pin?: { result: unknown } } {
+  return pins !== null && Object.hasOwn(pins, nodeId) ? { pin: { result: pins[nodeId] } } : {};
 }
 
 /**
@@ -214,6 +224,7 @@ function claimRow(tx: Tx, o: ClaimOptions, row: ScheduleRow, out: ClaimedStep[])
       variables: inst.variables,
       steps: inputs.steps,
       error: inputs.error,
+      ...pinOf(inst.pins, nodeId),
     });
     return;
   }
@@ -308,6 +319,7 @@ function claimRow(tx: Tx, o: ClaimOptions, row: ScheduleRow, out: ClaimedStep[])
     error: inputs.error,
     wait: state.wait,
     ownResult: state.output,
+    ...pinOf(inst.pins, nodeId),
   });
 }
 
@@ -363,6 +375,7 @@ export function takeDispatched(tx: Tx, d: Dispatch): ClaimedStep[] {
       variables: inst.variables,
       steps: inputs.steps,
       error: inputs.error,
+      ...pinOf(inst.pins, e.nodeId),
     });
   }
   return out;

@@ -5,7 +5,7 @@
 import { EngineError, type SerializedError } from '../../errors';
 import { isTerminal, startsNothing } from '../../vocabulary';
 import type { CompiledWorkflow } from '../compiled';
-import { concurrencyKey, PARKED_AT, type InstanceHead, type Suspension } from '../../store/queries';
+import { concurrencyKey, PARKED_AT, type InstanceHead, type Pins, type Suspension } from '../../store/queries';
 import { canDispatch, type Tx } from './tx';
 import { continueCompensation } from './compensation';
 import { cancelChildren, childEnded } from './children';
@@ -26,6 +26,10 @@ export interface CreateOptions {
   slot?: string | undefined;
   /** Higher first in claims; default: the parent's for a child, else the workflow's `priority`, else 0. */
   priority?: number | undefined;
+  /** A test run (excluded from metrics and the default list); default: the parent's for a child, else not. */
+  test?: boolean | undefined;
+  /** A test run's pinned results by node id (checked by the caller: known node ids, JSON). */
+  pins?: Pins | undefined;
 }
 
 /**
@@ -64,6 +68,8 @@ export function createInstance(tx: Tx, wf: CompiledWorkflow, variablesJson: stri
     concurrencyKey: key,
     held,
     ...(options.priority === undefined ? {} : { priority: options.priority }),
+    ...(options.test === undefined ? {} : { test: options.test }),
+    ...(options.pins === undefined ? {} : { pinsJson: JSON.stringify(options.pins) }),
   });
   const started: string[] = [];
   for (const n of wf.nodes.values()) {
@@ -94,6 +100,7 @@ export function createInstance(tx: Tx, wf: CompiledWorkflow, variablesJson: stri
       businessKey,
       ...(parent === undefined ? {} : { parent: { instanceId: parent.id, nodeId: parent.nodeId } }),
       ...(held ? { held: { limit: limit?.limit } } : {}),
+      ...(options.test === true ? { test: true, ...(options.pins === undefined ? {} : { pinned: Object.keys(options.pins) }) } : {}),
     },
   });
   tx.events.push({ type: 'instance.created', instanceId: id, workflow: wf.name, version: wf.version });

@@ -398,9 +398,10 @@ function DesignerBody({ files }: { files: FileAccess }) {
           version={source.version}
           unsaved={dirty}
           inputSchema={inputSchema}
+          nodes={store.getState().nodes.map((n) => ({ id: n.id, type: n.data.def.type }))}
           onClose={() => setDialog(undefined)}
-          onStart={async (vars) => {
-            const started = await store.getState().run(vars);
+          onStart={async (vars, pins) => {
+            const started = await store.getState().run(vars, pins === undefined ? undefined : { pins });
             if (!started) return false;
             setDialog(undefined);
             void app.instances.getState().load();

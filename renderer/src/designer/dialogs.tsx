@@ -5,7 +5,7 @@
  *
  * Test ids: `import-dialog` (`import-file`, `import-text`, `import-confirm`, `import-error`,
  * `import-cancel`), `run-dialog` (`run-vars`, `run-vars-error`, `run-start`, `run-cancel`,
- * `run-version`), `name-dialog` (`name-dialog-input`, `name-dialog-ok`, `name-dialog-error`,
+ * `run-version`; `run-test`; a test run's `run-pins`, `pin-<node>`, `pin-value-<node>`), `name-dialog` (`name-dialog-input`, `name-dialog-ok`, `name-dialog-error`,
  * `name-dialog-cancel`), `confirm-dialog` (`confirm-ok`, `confirm-cancel`), `unsaved-dialog`
  * (`unsaved-save`, `unsaved-discard`, `unsaved-cancel`).
  */
@@ -52,12 +52,52 @@ export function ImportDialog({ onPickFile, onImport, onClose }: { onPickFile(): 
   );
 }
 
-/** Run: variables as JSON, checked against the input schema before the host sees them. */
+/** A node a test run may pin: its id and type. */
+export interface PinnableNode {
+  id: string;
+  type: string;
+}
+
+/** A pin's starting text for a node of `type`: the shape its handler returns. */
+function pinSample(type: string): string {
+  switch (type) {
+    case 'http':
+      return '{ "status": 200, "headers": {}, "body": {} }';
+    case 'approval':
+      return '{ "approved": true }';
+    default:
+      return '{}';
+  }
+}
+
+/**
+ * The pins a test run sends: each checked node's text as JSON, or why one is not JSON (naming
+ * the node).
+ */
+export function pinsFrom(checked: ReadonlySet<string>, texts: Readonly<Record<string, string>>): { ok: true; pins: Record<string, unknown> } | { ok: false; message: string } {
+  const pins: Record<string, unknown> = {};
+  for (const id of checked) {
+    try {
+      pins[id] = JSON.parse(texts[id] ?? '') as unknown;
+    } catch (err) {
+      return { ok: false, message: `The pinned result of "${id}" is not JSON: ${err instanceof Error ? err.message : String(err)}` };
+    }
+  }
+  return { ok: true, pins };
+}
+
+/**
+ * Run: variables as JSON, checked against the input schema before the host sees them. Ticked
+ * "Test run" (`run-test`), it starts a test run, and a result may be pinned per node of `nodes`:
+ * the node then completes with it and its handler does not run (an http or custom node calls
+ * nothing); `onStart` then gets the pins (an empty object when none is pinned).
+ */
 export function RunDialog({
   workflow,
   version,
   unsaved,
   inputSchema,
+  nodes = [],
   onStart,
   onClose,
 }: {
@@ -65,7 +105,9 @@ export function RunDialog({
   version: number;
   unsaved: boolean;
   inputSchema: unknown;
-  onStart(vars: Record<string, unknown> | undefined): Promise<boolean>;
+  /** The version's nodes, any of which a test run may pin. */
+  nodes?: readonly PinnableNode[];
+  onStart(vars: Record<string, unknown> | undefined, pins?: Record<string, unknown>): Promise<boolean>;
   onClose(): void;
 }) {
   const initial = useMemo(() => variablesSkeleton(inputSchema), [inputSchema]);
@@ -73,6 +115,9 @@ export function RunDialog({
   const [text, setText] = useState(initial);
   const [error, setError] = useState<string | undefined>(undefined);
   const [busy, setBusy] = useState(false);
+  const [test, setTest] = useState(false);
+  const [pinned, setPinned] = useState<ReadonlySet<string>>(new Set());
+  const [pinTexts, setPinTexts] = useState<Record<string, string>>(() => Object.fromEntries(nodes.map((n) => [n.id, pinSample(n.type)])));
   const start = async (): Promise<void> => {
     const parsed = parseVariables(text);
     if (!parsed.ok) {
@@ -84,27 +129,75 @@ export function RunDialog({
       setError(`The variables do not match the workflow's input schema:\n${why}`);
       return;
     }
+    let pins: Record<string, unknown> | undefined;
+    if (test) {
+      const p = pinsFrom(pinned, pinTexts);
+      if (!p.ok) {
+        setError(p.message);
+        return;
+      }
+      pins = p.pins;
+    }
     setError(undefined);
     setBusy(true);
-    const ok = await onStart(parsed.value);
+    const ok = await onStart(parsed.value, pins);
     setBusy(false);
     if (!ok) setError('The host refused to start it (see the message in the corner).');
   };
   return (
-    <Modal title={`Run ${workflow}`} testId="run-dialog" onClose={onClose} wide>
+    <Modal title={`${test ? 'Test run' : 'Run'} ${workflow}`} testId="run-dialog" onClose={onClose} wide>
       <p className="muted" data-testid="run-version">
-        Starts an instance of version {version}
+        Starts {test ? 'a test run' : 'an instance'} of version {version}
         {unsaved ? ' as saved: your unsaved changes are not part of it' : ''}, then shows it.
+        {test ? ' A test run runs for real, but the metrics and the instance list leave it out; pinned nodes return their pinned result instead of running.' : ''}
       </p>
       <label className="rn-field-label" htmlFor="run-vars">
         Variables (JSON){inputSchema !== undefined ? ', checked against the input schema' : ''}
       </label>
-      <textarea id="run-vars" className="rn-mono rn-modal-text" data-testid="run-vars" rows={10} spellCheck={false} value={text} onChange={(e) => setText(e.target.value)} />
+      <textarea id="run-vars" className="rn-mono rn-modal-text" data-testid="run-vars" rows={test ? 6 : 10} spellCheck={false} value={text} onChange={(e) => setText(e.target.value)} />
       {fields.length > 0 ? (
         <p className="rn-field-hint" data-testid="run-fields">
           Fields: {fields.join(', ')}
           {fields.some((f) => f.includes('*')) ? ' (* required)' : ''}
         </p>
+      ) : null}
+      <label className="rn-run-test">
+        <input type="checkbox" data-testid="run-test" checked={test} onChange={(e) => setTest(e.target.checked)} /> Test run: pin node results, keep it out of the
+        metrics and the instance list
+      </label>
+      {test ? (
+        <fieldset className="rn-pins" data-testid="run-pins">
+          <legend>Pin results (the node returns this instead of running)</legend>
+          {nodes.map((n) => (
+            <div key={n.id} className="rn-pin">
+              <label>
+                <input
+                  type="checkbox"
+                  data-testid={`pin-${n.id}`}
+                  checked={pinned.has(n.id)}
+                  onChange={(e) => {
+                    const next = new Set(pinned);
+                    if (e.target.checked) next.add(n.id);
+                    else next.delete(n.id);
+                    setPinned(next);
+                  }}
+                />{' '}
+                <code>{n.id}</code> <span className="muted">({n.type})</span>
+              </label>
+              {pinned.has(n.id) ? (
+                <textarea
+                  className="rn-mono"
+                  data-testid={`pin-value-${n.id}`}
+                  aria-label={`Pinned result of ${n.id} (JSON)`}
+                  rows={2}
+                  spellCheck={false}
+                  value={pinTexts[n.id] ?? ''}
+                  onChange={(e) => setPinTexts({ ...pinTexts, [n.id]: e.target.value })}
+                />
+              ) : null}
+            </div>
+          ))}
+        </fieldset>
       ) : null}
       {error !== undefined ? (
         <p className="rn-field-error rn-pre" role="alert" data-testid="run-vars-error">
@@ -116,7 +209,7 @@ export function RunDialog({
           Cancel
         </button>
         <button type="button" className="primary" data-testid="run-start" disabled={busy} onClick={() => void start()}>
-          Start
+          {test ? 'Start test run' : 'Start'}
         </button>
       </div>
     </Modal>

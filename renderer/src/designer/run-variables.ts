@@ -4,6 +4,7 @@
  * `fromJSONSchema`: the renderer's CSP forbids the host's Ajv code generation). Pure.
  */
 import { z } from 'zod';
+import { inputTemplate } from '../input-template';
 
 /** The top-level fields of an input schema, as `name (type)` hints; required ones marked. */
 export function schemaFields(schema: unknown): string[] {
@@ -14,24 +15,12 @@ export function schemaFields(schema: unknown): string[] {
   return Object.entries(props as Record<string, { type?: unknown }>).map(([key, s]) => `${key}${required.has(key) ? '*' : ''} (${typeof s?.type === 'string' ? s.type : 'any'})`);
 }
 
-/** A starting value for the variables editor: each required property of `schema` with an empty value of its type. */
+/**
+ * A starting value for the variables editor: each required property of `schema` with a value its
+ * constraints accept where one can be derived (input-template.ts; a placeholder where not).
+ */
 export function variablesSkeleton(schema: unknown): string {
-  if (typeof schema !== 'object' || schema === null) return '{}';
-  const props = (schema as { properties?: unknown }).properties;
-  if (typeof props !== 'object' || props === null) return '{}';
-  const required = (schema as { required?: unknown }).required;
-  const out: Record<string, unknown> = {};
-  for (const [key, raw] of Object.entries(props as Record<string, unknown>)) {
-    if (!Array.isArray(required) || !required.includes(key)) continue;
-    const s = (typeof raw === 'object' && raw !== null ? raw : {}) as { type?: unknown; default?: unknown };
-    if (s.default !== undefined) out[key] = s.default;
-    else if (s.type === 'number' || s.type === 'integer') out[key] = 0;
-    else if (s.type === 'boolean') out[key] = false;
-    else if (s.type === 'object') out[key] = {};
-    else if (s.type === 'array') out[key] = [];
-    else out[key] = '';
-  }
-  return JSON.stringify(out, null, 2);
+  return JSON.stringify(inputTemplate(schema, { optional: false }).value ?? {}, null, 2);
 }
 
 /** Why `variables` fail `schema` (one line per issue), or undefined when they pass or it cannot be read. */

@@ -10,11 +10,10 @@
  *
  * {@link checkScriptSyntax} gives the script field its line and column as the user types.
  */
-import { parse as parseJs } from 'acorn';
 import { z } from 'zod';
 import type { NodeTypeInfo } from '../../../engine/api/contract';
 import { validateWorkflow, type Problem, type TypeCatalog, type TypeInfo } from '../../../engine/dsl';
-import { builtinConfig } from '../../../engine/nodes/builtin-configs';
+import { builtinConfig, scriptSyntaxError, type ScriptSyntaxError } from '../../../engine/nodes/builtin-configs';
 
 // The renderer's CSP has no 'unsafe-eval': keep zod from probing `new Function` (a probe that a
 // strict CSP reports as a violation even though zod catches it).
@@ -50,29 +49,13 @@ export function catalogFrom(types: readonly NodeTypeInfo[]): TypeCatalog {
   return (type) => map.get(type);
 }
 
-/** Where a script's syntax error is: 1-based line and column within the script, and why. */
-export interface ScriptSyntaxError {
-  message: string;
-  line: number;
-  column: number;
-}
-
-/** The wrapper the engine compiles a script in (engine/nodes/script.ts). */
-const PREFIX = '(function (input, variables, steps) {';
-
-/** The first syntax error of a script body, or undefined when it parses. */
-export function checkScriptSyntax(code: string): ScriptSyntaxError | undefined {
-  try {
-    parseJs(`${PREFIX}${code}\n})`, { ecmaVersion: 'latest', sourceType: 'script' });
-    return undefined;
-  } catch (error) {
-    const e = error as { message?: string; loc?: { line: number; column: number } };
-    const line = e.loc?.line ?? 1;
-    const column = (e.loc?.column ?? 0) - (line === 1 ? PREFIX.length : 0) + 1;
-    const message = (e.message ?? String(error)).replace(/\s*\(\d+:\d+\)$/u, '');
-    return { message, line, column: Math.max(1, column) };
-  }
-}
+/**
+ * The first syntax error of a script body, placed in the code as the user wrote it (1-based line
+ * and column, the sandbox's wrapper left out), or undefined when it parses: the engine's own check
+ * (engine/nodes/script-config.ts), so the field and `workflow:save` name the same place.
+ */
+export const checkScriptSyntax: (code: string) => ScriptSyntaxError | undefined = scriptSyntaxError;
+export type { ScriptSyntaxError };
 
 /**
  * Every problem of `definition` the engine validator finds with `catalog` (for a built-in type's

@@ -8,7 +8,8 @@
  * `filter-parent` (the parent filter's chip, shown while set; `data-parent`), `filter-parent-open`,
  * `filter-parent-clear`,
  * `status-chips`, `status-chip-all`, `status-chip-<STATUS>` (with `data-count`, `aria-pressed`),
- * `filter-paused` (the Paused chip beside them, `aria-pressed`; kept in the address as `?paused`).
+ * `filter-paused` (the Paused chip beside them, `aria-pressed`; kept in the address as `?paused`),
+ * `filter-test` (only test runs), `delete-test-runs`, `test-runs-deleted`.
  */
 import { useEffect, useState } from 'react';
 import {
@@ -17,7 +18,7 @@ import {
   type InstanceStatusValue,
   type WaitingForValue,
 } from '../../../engine/api/contract';
-import { useWorkflows } from '../hooks';
+import { useStores, useWorkflows } from '../hooks';
 import { formatRoute } from '../routes';
 import { EMPTY_FILTER, isFiltered } from '../stores/monitor-list-store';
 import { formatCount } from './format';
@@ -258,6 +259,7 @@ export function StatusChips() {
   const counts = useStatusCounts();
   const selected = useList((s) => s.filter.status);
   const paused = useList((s) => s.filter.paused === true);
+  const test = useList((s) => s.filter.test === true);
   const setFilter = useList((s) => s.setFilter);
   const total = Object.values(counts).reduce((a, b) => a + b, 0);
   const toggle = (status: InstanceStatusValue): void =>
@@ -300,6 +302,49 @@ export function StatusChips() {
       >
         ⏸ paused
       </button>
+      <button
+        type="button"
+        className={test ? 'chip chip-test active' : 'chip chip-test'}
+        data-testid="filter-test"
+        aria-pressed={test}
+        title="Only test runs (started with Test run or runnel run --test: left out of the list and the metrics otherwise)"
+        onClick={() => setFilter({ test: test ? undefined : true })}
+      >
+        test runs
+      </button>
+      {test ? <DeleteTestRuns /> : null}
     </div>
+  );
+}
+
+/** Deletes every ended test run in one click, and says what it did (`delete-test-runs`, `test-runs-deleted`). */
+function DeleteTestRuns() {
+  const { api } = useStores();
+  const load = useList((s) => s.load);
+  const [busy, setBusy] = useState(false);
+  const [said, setSaid] = useState<string | undefined>(undefined);
+  const run = async (): Promise<void> => {
+    setBusy(true);
+    const r = await api.invoke('instance:deleteTestRuns', {});
+    setBusy(false);
+    if (!r.ok) {
+      setSaid(`${r.error.code}: ${r.error.message}`);
+      return;
+    }
+    const { runs, live } = r.value;
+    setSaid(`Deleted ${runs} test run${runs === 1 ? '' : 's'}${live > 0 ? `; ${live} still live (cancel ${live === 1 ? 'it' : 'them'} first)` : ''}`);
+    await load();
+  };
+  return (
+    <>
+      <button type="button" className="chip danger" data-testid="delete-test-runs" disabled={busy} title="Delete every ended test run with everything it owns" onClick={() => void run()}>
+        Delete ended test runs
+      </button>
+      {said !== undefined ? (
+        <span className="muted small" role="status" data-testid="test-runs-deleted">
+          {said}
+        </span>
+      ) : null}
+    </>
   );
 }

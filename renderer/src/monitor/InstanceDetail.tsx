@@ -4,7 +4,7 @@
  * compensation, pause or unpause, decide a waiting approval), its graph with each node's state and the path taken,
  * the selected node's panel, and tabs for the timeline (Gantt), the history and the variables.
  *
- * Test ids: `instance-detail` (`data-id`, `data-status`), `detail-back`, `detail-title`,
+ * Test ids: `instance-detail` (`data-id`, `data-status`), `detail-back`, `detail-title`, `detail-test` (a test run),
  * `detail-status`, `detail-refresh`, `suspension-banner`, `suspension-reason`, `failure-banner`,
  * `action-resume`, `action-retry`, `action-cancel`, `action-cancel-compensate`, `action-confirm`,
  * `action-confirm-dismiss`, `action-error`, `detail-approvals`, `detail-tab-<timeline|history|variables>`,
@@ -131,6 +131,11 @@ export function InstanceDetail() {
         {pausedAt !== null && live ? (
           <span className="badge-paused" data-testid="detail-paused">
             paused
+          </span>
+        ) : null}
+        {detail.test ? (
+          <span className="badge-test" data-testid="detail-test" title={detail.pins ? `A test run; pinned: ${Object.keys(detail.pins).join(', ')}` : 'A test run'}>
+            test run{detail.pins && Object.keys(detail.pins).length > 0 ? ` · pinned: ${Object.keys(detail.pins).join(', ')}` : ''}
           </span>
         ) : null}
         {detail.businessKey ? <span className="muted">key {detail.businessKey}</span> : null}

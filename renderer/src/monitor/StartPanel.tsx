@@ -1,7 +1,8 @@
 /**
  * Start an instance: the selected workflow (sidebar), a version (latest by default), a business
  * key and the input variables as JSON. The workflow's `inputSchema` is shown as a hint (required
- * fields, a template to fill in); the engine checks the variables against it and a refusal names
+ * fields, a template the schema accepts where its constraints give a value, naming the fields the
+ * person must fill in); the engine checks the variables against it and a refusal names
  * the failing fields beside the editor (and as a toast).
  *
  * It folds to one line (`start-toggle`, with `aria-expanded`): folded by default once instances
@@ -9,11 +10,12 @@
  *
  * Test ids: `start-panel` (`data-open`), `start-toggle`, `selected-workflow`, `start-version`,
  * `start-business-key`, `start-vars`, `start-template`, `start-schema-hint`, `start-instance`,
- * `start-vars-error`, `start-result`.
+ * `start-template-todo` (the fields the template could not derive), `start-vars-error`, `start-result`.
  */
 import { useEffect, useState } from 'react';
 import { PRIORITY_RANGE } from '../../../engine/vocabulary';
 import { useStores, useWorkflows } from '../hooks';
+import { inputTemplate, type InputTemplate } from '../input-template';
 import { parseVariables } from '../variables';
 import { useList } from './hooks';
 
@@ -35,24 +37,16 @@ function schemaInfo(schema: unknown): SchemaInfo | undefined {
   return { required, properties };
 }
 
-/** A JSON skeleton of the schema's properties (required first). */
-function template(info: SchemaInfo): string {
-  const out: Record<string, unknown> = {};
-  const keys = [...info.required, ...Object.keys(info.properties).filter((k) => !info.required.includes(k))];
-  for (const k of keys) {
-    const type = info.properties[k]?.type;
-    out[k] =
-      type === 'number' || type === 'integer'
-        ? 0
-        : type === 'boolean'
-          ? false
-          : type === 'array'
-            ? []
-            : type === 'object'
-              ? {}
-              : '';
-  }
-  return JSON.stringify(out, null, 2);
+/**
+ * The variables text "fill template" gives: every property the schema's constraints let it derive
+ * (input-template.ts), required ones first, and the fields the person must still fill in.
+ */
+function template(schema: unknown, info: SchemaInfo): { text: string; toFill: InputTemplate['toFill'] } {
+  const t = inputTemplate(schema);
+  const value = (typeof t.value === 'object' && t.value !== null && !Array.isArray(t.value) ? t.value : {}) as Record<string, unknown>;
+  const ordered: Record<string, unknown> = {};
+  for (const k of [...info.required, ...Object.keys(value)]) if (k in value) ordered[k] = value[k];
+  return { text: JSON.stringify(ordered, null, 2), toFill: t.toFill };
 }
 
 /** See the module comment. Folded, it is one line for the view's title row. */
@@ -65,6 +59,8 @@ export function StartPanel() {
   const [versions, setVersions] = useState<number[]>([]);
   const [version, setVersion] = useState<number | undefined>(undefined);
   const [schema, setSchema] = useState<SchemaInfo | undefined>(undefined);
+  const [rawSchema, setRawSchema] = useState<unknown>(undefined);
+  const [toFill, setToFill] = useState<InputTemplate['toFill']>([]);
   const [vars, setVars] = useState('{}');
   const [businessKey, setBusinessKey] = useState('');
   const [priority, setPriority] = useState('');
@@ -92,7 +88,10 @@ export function StartPanel() {
     void api
       .invoke('workflow:get', version === undefined ? { name: selected } : { name: selected, version })
       .then((r) => {
-        if (live && r.ok) setSchema(schemaInfo(r.value.definition.inputSchema));
+        if (!live || !r.ok) return;
+        setSchema(schemaInfo(r.value.definition.inputSchema));
+        setRawSchema(r.value.definition.inputSchema);
+        setToFill([]);
       });
     return () => {
       live = false;
@@ -217,6 +216,7 @@ export function StartPanel() {
           value={vars}
           onChange={(e) => setVars(e.target.value)}
           aria-label="Input variables (JSON)"
+          aria-describedby={toFill.length > 0 ? 'start-template-todo' : undefined}
         />
         {schema && Object.keys(schema.properties).length > 0 ? (
           <div className="schema-hint" data-testid="start-schema-hint">
@@ -236,13 +236,28 @@ export function StartPanel() {
               type="button"
               className="link"
               data-testid="start-template"
-              onClick={() => setVars(template(schema))}
+              onClick={() => {
+                const t = template(rawSchema, schema);
+                setVars(t.text);
+                setToFill(t.toFill);
+              }}
             >
               fill template
             </button>
           </div>
         ) : null}
       </div>
+      {toFill.length > 0 ? (
+        <p className="start-template-todo" id="start-template-todo" data-testid="start-template-todo">
+          Fill in before starting:{' '}
+          {toFill.map((f, i) => (
+            <span key={f.path}>
+              {i > 0 ? '; ' : ''}
+              <code>{f.path}</code> {f.why}
+            </span>
+          ))}
+        </p>
+      ) : null}
       {error !== undefined ? (
         <p className="field-error" role="alert" data-testid="start-vars-error">
           {error}

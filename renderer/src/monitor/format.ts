@@ -68,12 +68,20 @@ export function previewJson(value: unknown, max = 120): string {
   return s.length > max ? `${s.slice(0, max - 1)}…` : s;
 }
 
-/** The one-line text of a serialized engine error (`CODE: message`), or of anything else. */
+/**
+ * The one-line text of a serialized engine error (`CODE: message`), or of anything else. A
+ * script's error whose `details` place it in the code (`line`, `column`: 1-based, in the user's
+ * own code) says where when its message does not already.
+ */
 export function errorText(error: unknown): string {
   if (error === null || error === undefined) return '';
   if (typeof error === 'object') {
-    const e = error as { code?: unknown; message?: unknown };
-    const message = typeof e.message === 'string' ? e.message : previewJson(error, 400);
+    const e = error as { code?: unknown; message?: unknown; details?: unknown };
+    let message = typeof e.message === 'string' ? e.message : previewJson(error, 400);
+    const place = e.details as { line?: unknown; column?: unknown } | null | undefined;
+    if (e.code === 'SCRIPT_ERROR' && typeof place?.line === 'number' && !/\(line \d+/u.test(message)) {
+      message += typeof place.column === 'number' ? ` (line ${place.line}, column ${place.column})` : ` (line ${place.line})`;
+    }
     return typeof e.code === 'string' ? `${e.code}: ${message}` : message;
   }
   return String(error);

@@ -136,8 +136,11 @@ export interface DesignerState extends DesignerDoc {
   duplicate(newName: string): Promise<string | undefined>;
   /** Deletes the saved workflow (refused while instances are live), or discards a draft. */
   deleteWorkflow(): Promise<boolean>;
-  /** Starts an instance of the version on the canvas (as saved). */
-  run(variables: Record<string, unknown> | undefined): Promise<InstanceState | undefined>;
+  /**
+   * Starts an instance of the version on the canvas (as saved); with `test`, a test run with
+   * those pinned results by node id (see `instance:start`).
+   */
+  run(variables: Record<string, unknown> | undefined, test?: { pins: Record<string, unknown> }): Promise<InstanceState | undefined>;
 
   onNodesChange(changes: NodeChange<AppNode>[]): void;
   onEdgesChange(changes: EdgeChange<FlowEdge>[]): void;
@@ -681,11 +684,16 @@ export function createDesignerStore(deps: DesignerDeps): DesignerStore {
             return true;
           },
 
-          async run(variables) {
+          async run(variables, test) {
             const s = get();
             if (!s.source || s.busy) return undefined;
             set({ busy: true });
-            const r = await api.invoke('instance:start', variables === undefined ? { workflow: s.source.name, version: s.source.version } : { workflow: s.source.name, version: s.source.version, variables });
+            const r = await api.invoke('instance:start', {
+              workflow: s.source.name,
+              version: s.source.version,
+              ...(variables === undefined ? {} : { variables }),
+              ...(test === undefined ? {} : { test: true, ...(Object.keys(test.pins).length > 0 ? { pins: test.pins } : {}) }),
+            });
             set({ busy: false });
             return r.ok ? r.value : undefined;
           },

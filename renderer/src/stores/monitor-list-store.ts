@@ -42,6 +42,8 @@ export interface MonitorFilter {
   parentId?: number;
   /** Only paused instances (true); absent: paused or not. */
   paused?: boolean;
+  /** Only test runs (true); absent: real runs only (as the API lists them). */
+  test?: boolean;
 }
 
 /** About the table's row height, px: which loaded rows are near the scroll position. */
@@ -156,6 +158,7 @@ export function filterRequest(
   if (filter.node !== undefined && filter.node !== '') out.node = filter.node;
   if (filter.parentId !== undefined) out.parentId = filter.parentId;
   if (filter.paused !== undefined) out.paused = filter.paused;
+  if (filter.test === true) out.test = true;
   return out;
 }
 

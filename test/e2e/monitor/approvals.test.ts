@@ -150,10 +150,11 @@ describe('Approvals inbox', () => {
     await page.waitForTimeout(200);
     expect(await page.getByTestId('toast').count()).toBe(0);
     await page.getByTestId('start-template').click();
+    // the template meets the schema: minLength 1, and a match of ^https?://
     expect(JSON.parse(await page.getByTestId('start-vars').inputValue())).toEqual({
-      deviceId: '',
-      baseUrl: '',
-      targetVersion: '',
+      deviceId: 'x',
+      baseUrl: 'http://',
+      targetVersion: 'x',
     });
   });
 

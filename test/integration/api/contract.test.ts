@@ -636,6 +636,8 @@ const badInputs: Record<Channel, { payload: unknown; field: string }[]> = {
     { payload: { workflow: 'purchase-approval', version: 0 }, field: 'version' },
     { payload: { workflow: 'purchase-approval', priority: 1.5 }, field: 'priority' },
     { payload: { workflow: 'purchase-approval', priority: 1_000_001 }, field: 'priority' },
+    { payload: { workflow: 'purchase-approval', test: 'yes' }, field: 'test' },
+    { payload: { workflow: 'purchase-approval', test: true, pins: [1] }, field: 'pins' },
   ],
   'instance:list': [
     { payload: { status: ['NOPE'] }, field: 'status[0]' },
@@ -714,6 +716,7 @@ const badInputs: Record<Channel, { payload: unknown; field: string }[]> = {
     { payload: { id: 1, event: 'paid', key: 5 }, field: 'key' },
     { payload: { id: 1, event: 'paid', data: HUGE }, field: 'data' },
   ],
+  'instance:deleteTestRuns': [{ payload: { all: true }, field: 'all' }],
   'metrics:get': [{ payload: { since: 0 }, field: 'since' }],
   'storage:health': [{ payload: { verbose: true }, field: 'verbose' }],
   'instance:approvals': [

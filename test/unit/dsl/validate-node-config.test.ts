@@ -55,7 +55,7 @@ describe('script code at validation (the type’s validateConfig hook)', () => {
 
   it('code that closes its function early is refused', () => {
     const p = onlyProblem(one({ type: 'script', config: { code: '}); (function () {' } }), 'INVALID_CONFIG');
-    expect(p.message).toContain('closes the function early');
+    expect(p.message).toContain('line 1, column 1: the code closes its function early');
   });
 
   it('valid code passes, and the check never runs the code', () => {

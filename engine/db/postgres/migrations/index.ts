@@ -23,6 +23,7 @@ import { sql as m0005 } from './0005-retention';
 import { sql as m0006 } from './0006-change-feed';
 import { sql as m0007 } from './0007-history-state';
 import { sql as m0008 } from './0008-workflow-schedules';
+import { sql as m0009 } from './0009-test-runs';
 
 /** One migration: the SQL (several statements; run it without parameters) that brings a database to `version`. */
 export interface PgMigration {
@@ -40,6 +41,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   { version: 6, sql: m0006 },
   { version: 7, sql: m0007 },
   { version: 8, sql: m0008 },
+  { version: 9, sql: m0009 },
 ];
 
 /** The schema version this build writes. */

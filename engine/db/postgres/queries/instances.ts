@@ -8,18 +8,19 @@
  * later statements take no lock.
  */
 import type { InstanceStatus } from '../../../vocabulary';
-import type { HistoryQueries, InstanceHead, InstanceQueries, InstanceRow } from '../../../store/queries';
+import type { HistoryQueries, InstanceHead, InstanceQueries, InstanceRow, Pins } from '../../../store/queries';
 import { parseStored } from '../../queries/stored-json';
 import { toInstanceRow, type RawInstance } from '../../queries/instances';
 import type { PgTx } from './context';
 
 
 const INSERT = `INSERT INTO instance (workflow_id, status, variables_json, input_json, created_at, started_at, updated_at, deadline_at, business_key, parent_id, parent_node_id,
-  concurrency_key, held, priority)
-  VALUES ($1, $2, $3, '', $4, $5, $4, $6, $7, $8, $9, $10, $11, coalesce($12::integer, (SELECT p.priority FROM instance p WHERE p.id = $8), 0)) RETURNING id`;
+  concurrency_key, held, priority, test, pins_json)
+  VALUES ($1, $2, $3, '', $4, $5, $4, $6, $7, $8, $9, $10, $11, coalesce($12::integer, (SELECT p.priority FROM instance p WHERE p.id = $8), 0),
+  coalesce($13::integer, (SELECT p.test FROM instance p WHERE p.id = $8), 0), $14) RETURNING id`;
 const GET = `SELECT id, workflow_id AS "workflowId", status, variables_json AS "variablesJson", version, suspension_json AS "suspensionJson",
   end_status AS "endStatus", started_at AS "startedAt", deadline_at AS "deadlineAt", error_json AS "errorJson", parent_id AS "parentId",
-  paused_at AS "pausedAt", concurrency_key AS "concurrencyKey" FROM instance WHERE id = $1`;
+  paused_at AS "pausedAt", concurrency_key AS "concurrencyKey", pins_json AS "pinsJson" FROM instance WHERE id = $1`;
 const HEAD = `SELECT id, status, deadline_at AS "deadlineAt", parent_id AS "parentId", paused_at AS "pausedAt", concurrency_key AS "concurrencyKey"
   FROM instance WHERE id = $1`;
 const COUNT_ADMITTED = `SELECT count(*)::int AS n FROM instance
@@ -28,7 +29,7 @@ const OLDEST_HELD = `SELECT id, workflow_id AS "workflowId", paused_at AS "pause
   WHERE concurrency_key = $1 AND held = 1 AND status NOT IN ('COMPLETED', 'FAILED', 'CANCELLED') ORDER BY priority DESC, id LIMIT 1`;
 const ADMIT = `UPDATE instance SET held = 0, updated_at = $1, version = version + 1 WHERE id = $2`;
 const HOLD = `UPDATE instance SET held = 1, status = 'PENDING', updated_at = $1, version = version + 1 WHERE id = $2`;
-const VARIABLES = `SELECT status, paused_at AS "pausedAt", variables_json AS v FROM instance WHERE id = $1`;
+const VARIABLES = `SELECT status, paused_at AS "pausedAt", variables_json AS v, pins_json AS "pinsJson" FROM instance WHERE id = $1`;
 const PAUSE = `UPDATE instance SET paused_at = $1, updated_at = $1, version = version + 1 WHERE id = $2`;
 const UNPAUSE = `UPDATE instance SET deadline_at = deadline_at + ($1 - paused_at), paused_at = NULL, updated_at = $1, version = version + 1
   WHERE id = $2 AND paused_at IS NOT NULL`;
@@ -64,12 +65,12 @@ export function createInstanceQueries(tx: PgTx): InstanceQueries {
     tx.lockInstance(id);
     tx.exec(sql, [...params, id]);
   };
-  const variablesOf = (id: number): { status: InstanceStatus; pausedAt: number | null; v: string } | undefined => one(VARIABLES, id);
+  const variablesOf = (id: number): { status: InstanceStatus; pausedAt: number | null; v: string; pinsJson: string | null } | undefined => one(VARIABLES, id);
   return {
-    insert: ({ workflowId, status, variablesJson, now, deadlineAt, businessKey, parentId, parentNodeId, concurrencyKey, held, priority }) => {
+    insert: ({ workflowId, status, variablesJson, now, deadlineAt, businessKey, parentId, parentNodeId, concurrencyKey, held, priority, test, pinsJson }) => {
       const params = [
         workflowId, status, variablesJson, now, status === 'RUNNING' ? now : null, deadlineAt, businessKey, parentId ?? null, parentNodeId ?? null,
-        concurrencyKey ?? null, held === true ? 1 : 0, priority ?? null,
+        concurrencyKey ?? null, held === true ? 1 : 0, priority ?? null, test === undefined ? null : test ? 1 : 0, pinsJson ?? null,
       ];
       const r = tx.run<{ id: number }>(INSERT, params).rows[0];
       const id = (r as { id: number }).id;
@@ -84,7 +85,9 @@ export function createInstanceQueries(tx: PgTx): InstanceQueries {
     head: (id) => one<InstanceHead>(HEAD, id),
     variables: (id) => {
       const r = variablesOf(id);
-      return r === undefined ? undefined : { status: r.status, pausedAt: r.pausedAt, variables: parseStored<Record<string, unknown>>(r.v, id, 'variables_json') };
+      if (r === undefined) return undefined;
+      const pins = r.pinsJson === null ? null : parseStored<Pins>(r.pinsJson, id, 'pins_json');
+      return { status: r.status, pausedAt: r.pausedAt, variables: parseStored<Record<string, unknown>>(r.v, id, 'variables_json'), pins };
     },
     // The slot's lock shares the workflow locks' key space: the key starts with the workflow name.
     lockConcurrency: (key) => tx.lockWorkflow(key),

@@ -316,8 +316,8 @@ describe('designer store: save, versions, dirty', () => {
 describe('run dialog checks', () => {
   it('starts from a skeleton of the input schema and names failing fields', () => {
     const schema = { type: 'object', required: ['deviceId'], properties: { deviceId: { type: 'string', minLength: 1 }, n: { type: 'integer' } } };
-    expect(JSON.parse(variablesSkeleton(schema))).toEqual({ deviceId: '' });
-    expect(JSON.parse(variablesSkeleton({ ...schema, required: ['deviceId', 'n'] }))).toEqual({ deviceId: '', n: 0 });
+    expect(JSON.parse(variablesSkeleton(schema))).toEqual({ deviceId: 'x' });
+    expect(JSON.parse(variablesSkeleton({ ...schema, required: ['deviceId', 'n'] }))).toEqual({ deviceId: 'x', n: 0 });
     expect(schemaFields(schema)).toEqual(['deviceId* (string)', 'n (integer)']);
     expect(checkAgainstSchema(schema, { n: 1 })).toMatch(/deviceId/);
     expect(checkAgainstSchema(schema, { deviceId: 'd-1' })).toBeUndefined();
