@@ -45,6 +45,7 @@ import {
   epochMs,
   jsonObject,
   jsonValue,
+  label,
   LIMITS,
   name,
   nodeId,
@@ -350,8 +351,8 @@ export const contract = {
       .strictObject({
         id: rowId.optional(),
         businessKey: z.string().min(1).max(LIMITS.text).optional(),
-        event: z.string().min(1).max(200),
-        key: z.string().max(1000).optional(),
+        event: label(1, 200),
+        key: label(0, 1000).optional(),
         data: jsonValue(LIMITS.valueBytes).optional(),
         actor,
       })

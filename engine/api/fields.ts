@@ -73,12 +73,19 @@ export const jsonValue = (max: number) => z.unknown().superRefine(jsonWithin(max
 /** A JSON object at most `max` characters long once serialized (and nested within the limit). */
 export const jsonObject = (max: number) => z.record(z.string(), z.unknown()).superRefine(jsonWithin(max));
 
-/** A workflow name (or another identifier): 1 to {@link LIMITS}.id characters. */
-export const name = z.string().min(1).max(LIMITS.id);
-/** Who takes a manual action, recorded in history; optional. */
-export const actor = z.string().min(1).max(LIMITS.id).optional();
-/** A node id: 1 to {@link LIMITS}.nodeId characters. */
-export const nodeId = z.string().min(1).max(LIMITS.nodeId);
+/** Control characters (C0, DEL, C1): a name that holds one would drive a terminal that prints it. */
+// eslint-disable-next-line no-control-regex -- control characters are what it finds
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/** A string without control characters (names, actors, event names and keys: they are printed as they are). */
+export const label = (min: number, max: number) => z.string().min(min).max(max).refine((s) => !CONTROL.test(s), 'must not hold control characters (tabs, newlines, escapes)');
+
+/** A workflow name (or another identifier): 1 to {@link LIMITS}.id characters, no control characters. */
+export const name = label(1, LIMITS.id);
+/** Who takes a manual action, recorded in history; optional; no control characters. */
+export const actor = label(1, LIMITS.id).optional();
+/** A node id: 1 to {@link LIMITS}.nodeId characters, no control characters. */
+export const nodeId = label(1, LIMITS.nodeId);
 /** A row id (instance, history event): a positive safe integer. */
 export const rowId = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
 /** A workflow version: a positive integer. */

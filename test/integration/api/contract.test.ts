@@ -690,6 +690,7 @@ const badInputs: Record<Channel, { payload: unknown; field: string }[]> = {
   'instance:cancel': [
     { payload: { id: 1, compensate: 'yes' }, field: 'compensate' },
     { payload: { id: 1, actor: 'a'.repeat(201) }, field: 'actor' },
+    { payload: { id: 1, actor: 'me\u001b[2Jx' }, field: 'actor' },
   ],
   'instance:approve': [
     { payload: { id: 1, approved: true }, field: 'nodeId' },
@@ -714,6 +715,8 @@ const badInputs: Record<Channel, { payload: unknown; field: string }[]> = {
     { payload: { id: 1, event: '' }, field: 'event' },
     { payload: { id: 1, event: 'e'.repeat(201) }, field: 'event' },
     { payload: { id: 1, event: 'paid', key: 5 }, field: 'key' },
+    { payload: { id: 1, event: 'ev\u001bx' }, field: 'event' },
+    { payload: { id: 1, event: 'paid', key: 'k\nk' }, field: 'key' },
     { payload: { id: 1, event: 'paid', data: HUGE }, field: 'data' },
   ],
   'instance:deleteTestRuns': [{ payload: { all: true }, field: 'all' }],
@@ -754,6 +757,8 @@ const badInputs: Record<Channel, { payload: unknown; field: string }[]> = {
   'changes:forget': [
     { payload: {}, field: 'consumer' },
     { payload: { consumer: ['export'] }, field: 'consumer' },
+    // a name that would drive the terminal that prints it (runnel consumers)
+    { payload: { consumer: 'evil\u001b[31mred' }, field: 'consumer' },
   ],
   'database:info': [{ payload: { verbose: true }, field: 'verbose' }],
   'metrics:runtime': [{ payload: { reset: true }, field: 'reset' }],
