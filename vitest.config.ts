@@ -45,6 +45,7 @@ const PG_CONFORMANCE = [
   'test/integration/examples/changes-to-postgres.test.ts',
   'test/integration/nodes/script-pool.test.ts',
   'test/integration/runtime/change-feed.test.ts',
+  'test/integration/runtime/instance-ids.test.ts',
   'test/integration/runtime/change-feed-crash.test.ts',
   'test/integration/runtime/concurrency.test.ts',
   'test/integration/runtime/concurrency-limit.test.ts',

@@ -68,14 +68,31 @@ interface Side {
   liveLeases(now: number): Promise<{ count: number; until: number | null }>;
   /** Holds the database still for reading (source) or opens the write transaction (target). */
   begin(role: 'source' | 'target'): Promise<void>;
-  /** The change feed's head: the highest history id ever handed out (engine/db/queries/changes.ts). */
-  historyHead(): Promise<number>;
-  /** Target only: moves identity sequences past the copied ids, and history's past `historyHead` too. */
-  finishIdentities(tables: readonly string[], historyHead: number): Promise<void>;
+  /**
+   * The highest ids ever handed out: history's (the change feed's head, engine/db/queries/changes.ts)
+   * and the instances' (deleted ones included: SQLite's id_floor, PostgreSQL's sequence).
+   */
+  heads(): Promise<Heads>;
+  /** Target only: moves identity sequences past the copied ids, and history's and the instances' past `heads` too. */
+  finishIdentities(tables: readonly string[], heads: Heads): Promise<void>;
   commit(): Promise<void>;
   rollback(): Promise<void>;
   close(): Promise<void>;
 }
+
+/** The highest ids ever handed out of the tables whose ids outlive their rows (see {@link Side.heads}). */
+interface Heads {
+  history: number;
+  instance: number;
+}
+
+/** SQLite: the highest instance id ever handed out (the rows', and the deleted ones': migration 14). */
+const SQLITE_INSTANCE_HEAD = `SELECT max(coalesce((SELECT max(id) FROM instance), 0), coalesce((SELECT id FROM id_floor WHERE name = 'instance'), 0)) AS head`;
+
+/** PostgreSQL: the highest instance id its identity sequence handed out (or the rows', if higher). */
+const POSTGRES_INSTANCE_HEAD = `SELECT greatest(
+    coalesce(pg_sequence_last_value(pg_get_serial_sequence('instance', 'id')::regclass), 0),
+    coalesce((SELECT max(id) FROM instance), 0))::int8 AS head`;
 
 const quoteId = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 
@@ -106,12 +123,17 @@ function sqliteSide(file: string, create: boolean): Side {
       raw.exec('BEGIN IMMEDIATE');
       inTx = true;
     },
-    historyHead: async () => (raw.prepare(SQLITE_HEAD).get() as { head: number }).head,
-    // Inserting ids moved every AUTOINCREMENT sequence past them already; history's goes on to the head.
-    finishIdentities: async (_tables, historyHead) => {
-      if (raw.prepare(`UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'history'`).run(historyHead).changes === 0) {
-        raw.prepare(`INSERT INTO sqlite_sequence (name, seq) VALUES ('history', ?)`).run(historyHead);
+    heads: async () => ({
+      history: (raw.prepare(SQLITE_HEAD).get() as { head: number }).head,
+      instance: (raw.prepare(SQLITE_INSTANCE_HEAD).get() as { head: number }).head,
+    }),
+    // Inserting ids moved every AUTOINCREMENT sequence past them already; history's goes on to the
+    // head, and the instances' floor to theirs.
+    finishIdentities: async (_tables, heads) => {
+      if (raw.prepare(`UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'history'`).run(heads.history).changes === 0) {
+        raw.prepare(`INSERT INTO sqlite_sequence (name, seq) VALUES ('history', ?)`).run(heads.history);
       }
+      raw.prepare(`UPDATE id_floor SET id = max(id, ?) WHERE name = 'instance'`).run(heads.instance);
     },
     commit: async () => {
       if (inTx) raw.exec('COMMIT');
@@ -180,10 +202,13 @@ async function postgresSide(url: string): Promise<Side> {
         await q(`LOCK TABLE ${COPIED_TABLES.map((t) => quoteId(t.name)).join(', ')} IN EXCLUSIVE MODE`);
       } else await q('BEGIN');
     },
-    historyHead: async () => Number((await q(POSTGRES_HEAD))[0]?.head ?? 0),
-    finishIdentities: async (tables, historyHead) => {
+    heads: async () => ({
+      history: Number((await q(POSTGRES_HEAD))[0]?.head ?? 0),
+      instance: Number((await q(POSTGRES_INSTANCE_HEAD))[0]?.head ?? 0),
+    }),
+    finishIdentities: async (tables, heads) => {
       for (const t of tables) {
-        const floor = t === 'history' ? historyHead : 0;
+        const floor = t === 'history' ? heads.history : t === 'instance' ? heads.instance : 0;
         // Called at the highest id (the next is one above), so the feed's head reads it at once.
         await q(
           `SELECT setval(pg_get_serial_sequence($1, 'id'), greatest(m, 1), m > 0)
@@ -287,7 +312,7 @@ export async function copyDatabase(from: string, to: string, options: CopyOption
     }
     await target.finishIdentities(
       COPIED_TABLES.filter((t) => t.identity).map((t) => t.name),
-      await source.historyHead(),
+      await source.heads(),
     );
     for (const t of COPIED_TABLES) {
       const [a, b] = [await source.count(t.name), await target.count(t.name)];

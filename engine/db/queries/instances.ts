@@ -58,9 +58,11 @@ export function toInstanceRow(r: RawInstance): InstanceRow {
 /** Prepares {@link InstanceQueries} on `db`. */
 export function createInstanceQueries(db: Database.Database): InstanceQueries {
   const insert = db.prepare<[number, string, string, number, number | null, number, number | null, string | null, number | null, string | null, string | null, number, number | null, number | null, number | null, number | null, string | null]>(
-    `INSERT INTO instance (workflow_id, status, variables_json, input_json, created_at, started_at, updated_at, deadline_at, business_key, parent_id, parent_node_id,
+    // The id: above every row there and every id deleted (id_floor, migration 14): never one handed out before.
+    `INSERT INTO instance (id, workflow_id, status, variables_json, input_json, created_at, started_at, updated_at, deadline_at, business_key, parent_id, parent_node_id,
                            concurrency_key, held, priority, test, pins_json)
-     VALUES (?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?, ?, ?, coalesce(?, (SELECT p.priority FROM instance p WHERE p.id = ?), 0),
+     VALUES (max(coalesce((SELECT max(id) FROM instance), 0), coalesce((SELECT id FROM id_floor WHERE name = 'instance'), 0)) + 1,
+             ?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?, ?, ?, coalesce(?, (SELECT p.priority FROM instance p WHERE p.id = ?), 0),
              coalesce(?, (SELECT p.test FROM instance p WHERE p.id = ?), 0), ?)`,
   );
   const get = db.prepare<[number], RawInstance>(

@@ -28,6 +28,7 @@ describe('the schema snapshot', () => {
       'table event',
       'table history',
       'table history_state',
+      'table id_floor',
       'table instance',
       'table node',
       'table node_state',
