@@ -417,8 +417,6 @@ export class Worker {
     const turnStart = performance.now();
     this.keeper?.alive();
     this.watchWal();
-    // Due schedules first: the instances they start are claimed by this same turn.
-    const scheduled = this.claiming ? await this.schedules.turn() : 0;
     const before = clock.now();
     const jumpedFrom = this.checkClock(before);
     const outcomes = this.outcomes;
@@ -504,6 +502,10 @@ export class Worker {
       const turnMs = performance.now() - turnStart;
       events.emit([{ type: 'worker.turn', turnMs, commitMs, committedAt: clock.now(), outcomes, claimed: result.claimed.length }]);
     }
+    // Due schedules after the turn: its write goes first, as it would without schedules (a cancel
+    // issued with a tick must meet the claim the tick makes, not wait behind a schedule read); the
+    // instances they start are claimed by the next turn, which the loop runs at once.
+    const scheduled = this.claiming ? await this.schedules.turn() : 0;
     return scheduled + outcomes.length + result.claimed.length;
   }
 
