@@ -39,6 +39,12 @@ export async function describeInstance(call: Call, inst: InstanceDetail, dbFlag:
   const took =
     inst.endedAt !== null && inst.startedAt !== null ? ` in ${((inst.endedAt - inst.startedAt) / 1000).toFixed(2)} s` : '';
   lines.push(`instance ${inst.id} (${inst.workflow} v${inst.workflowVersion}) ${inst.status}${took}`);
+  // What the status alone does not say: paused by a person, held for a concurrency slot.
+  if (inst.pausedAt !== null && inst.pausedAt !== undefined) {
+    lines.push(`paused since ${new Date(inst.pausedAt).toISOString()}: it starts no node until unpaused`);
+    if (hints) lines.push(`  unpause with: npx runnel unpause ${inst.id} --db ${db}`);
+  }
+  if (inst.held === true) lines.push('held: it waits for a slot of its workflow\'s concurrency limit (it runs when an instance of its slot ends)');
   const rows = inst.nodes
     .slice()
     .sort((a, b) => rank(a.id) - rank(b.id) || a.id.localeCompare(b.id))
