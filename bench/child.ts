@@ -13,6 +13,7 @@ import {
   startBatch,
 } from './engine-run';
 import { fsyncProbe, plainjobThroughput } from './peers';
+import { retentionShrink } from './retention-shrink';
 import { sampleResources } from './stats';
 import { schedulesIdle } from './schedules-idle';
 import { countStatements, resetStatementCounts, statementCounts } from './statements';
@@ -77,6 +78,8 @@ export type Task =
   | { kind: 'engine-statements'; file: string; workflow: keyof typeof WORKFLOWS; n: number }
   /** The peer queue plainjob running `jobs` no-op jobs on the same pragmas (bench/peers.ts). */
   | { kind: 'plainjob'; file: string; sync: Sync; jobs: number }
+  /** Retention shrinking the file: `n` instances, 90% pruned (bench/retention-shrink.ts). */
+  | { kind: 'retention-shrink'; file: string; n: number }
   /** The disk's durable-write latency: 4 KiB write + fdatasync in a loop on `dir` (bench/peers.ts). */
   | { kind: 'fsync'; dir: string; durationMs: number }
   /** The Designer in Chromium opening a 500-node workflow `opens` times (bench/designer.ts). */
@@ -190,6 +193,8 @@ export async function runTask(task: Task): Promise<unknown> {
       return plainjobThroughput(task.file, task.sync, task.jobs);
     case 'fsync':
       return fsyncProbe(task.dir, task.durationMs);
+    case 'retention-shrink':
+      return retentionShrink(task.file, task.n);
     case 'schedules-idle':
       return schedulesIdle(task.file, task.schedules, task.durationMs);
     case 'designer-open': {

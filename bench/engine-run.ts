@@ -15,7 +15,7 @@ import type { Sync } from './raw';
 export function openEngine(
   file: string,
   sync: Sync,
-  options: Pick<EngineOptions, 'concurrency' | 'pollIntervalMs' | 'walAutocheckpoint'> = {},
+  options: Pick<EngineOptions, 'concurrency' | 'pollIntervalMs' | 'walAutocheckpoint' | 'clock' | 'retention'> = {},
 ): SqliteEngine {
   return SqliteEngine.open(file, { synchronous: sync, registry: benchRegistry(), ...options });
 }

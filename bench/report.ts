@@ -8,6 +8,7 @@ import type { EngineFootprint, EngineOpenLoop, EngineThroughput } from './engine
 import type { RawFootprint, RawOpenLoop, RawThroughput } from './raw';
 import type { LatencySummary } from './stats';
 import type { FsyncProbe, PlainjobThroughput } from './peers';
+import type { RetentionShrink } from './retention-shrink';
 import type { PgSection } from './postgres-bench';
 import { evaluatePostgres } from './postgres-report';
 import { CAPPED_LIMIT } from './workflows';
@@ -62,6 +63,8 @@ export interface Report {
   /** An idle worker's CPU with 0 and with 1,000 schedules (issue 13); absent in older results. */
   schedulesIdle?: SchedulesIdle[];
   multi: { workers: number; transitionsPerSec: number; service: LatencySummary; lockWait: LatencySummary }[];
+  /** Retention shrinking the file: n instances, 90% pruned (issue 14); absent in older results. */
+  shrink?: RetentionShrink;
   /** The peer queue (plainjob) by `synchronous`, and the disk's fsync latency; absent in older results. */
   peers?: { plainjob: Partial<Record<'FULL' | 'NORMAL', PlainjobThroughput>>; fsync: FsyncProbe };
   /** The PostgreSQL section (bench/postgres-bench.ts), or why it was skipped; absent in older results. */
@@ -329,6 +332,16 @@ export function evaluate(r: Report): { sections: [string, Row[]][]; targets: Tar
     target: '≤ 1.25×',
     result: target('bytes per completed 4-node instance', x(fpRatio), '1.25×', fpRatio <= 1.25),
   });
+  if (r.shrink) {
+    const sh = r.shrink;
+    scaleRows.push({
+      what: `retention: ${num(sh.instances)} instances completed, ${num(sh.pruned)} (90%) pruned, no VACUUM by hand`,
+      value: `${mib(sh.bytesBefore)} → ${mib(sh.bytesAfter)} (prune ${sh.pruneSeconds.toFixed(1)} s)`,
+      ratio: `shrank ${(sh.shrink * 100).toFixed(1)}%`,
+      target: '≥ 80%',
+      result: target('the file shrinks as retention prunes 90% of the instances', `${(sh.shrink * 100).toFixed(1)}%`, '80%', sh.shrink >= 0.8),
+    });
+  }
   scaleRows.push({
     what: `  the same with bare pass nodes (each stores the variables as its result)`,
     value: `${num(r.engineFootprintEcho.bytesPerInstance)} B`,

@@ -21,6 +21,7 @@ import { Latency, nowMs, removeDb, sleep, type LatencySummary } from './stats';
 import { formatReport, type Report, type StatementsRun } from './report';
 import { lineOf, ROOT, spawnNode } from './processes';
 import type { FsyncProbe, PlainjobThroughput } from './peers';
+import type { RetentionShrink } from './retention-shrink';
 import { runPostgresSection, type PgConfig } from './postgres-bench';
 import { formatPostgresReport } from './postgres-report';
 
@@ -48,6 +49,7 @@ const CONFIG = quick
       plainjobFull: 2000,
       plainjobNormal: 10_000,
       fsyncMs: 1000,
+      shrinkN: 10_000,
       idleMs: 5000,
     }
   : {
@@ -67,6 +69,7 @@ const CONFIG = quick
       plainjobFull: 10_000,
       plainjobNormal: 40_000,
       fsyncMs: 3000,
+      shrinkN: 100_000,
       idleMs: 30_000,
     };
 
@@ -347,6 +350,12 @@ async function main(): Promise<void> {
     `the disk: 4 KiB write + fdatasync in a loop for ${CONFIG.fsyncMs / 1000} s`,
   );
 
+  // Retention shrinking the file (issue 14's figure).
+  const shrink = await task<RetentionShrink>(
+    { kind: 'retention-shrink', file: dbFile('retention-shrink'), n: CONFIG.shrinkN },
+    `retention: ${CONFIG.shrinkN} instances completed, 90% pruned, the file's size before and after`,
+  );
+
   // SQL statements per transition (counted, not timed: the counting wraps every statement).
   const statements = (await task<StatementsRun[]>(
     {
@@ -522,6 +531,7 @@ async function main(): Promise<void> {
     schedulesIdle,
     multi,
     peers: { plainjob, fsync: fsyncRun },
+    shrink,
     postgres,
   };
   const table = formatReport(report);
