@@ -38,6 +38,8 @@ function sqliteSchema(): { columns: Record<string, string[]>; indexes: string[];
     const columns: Record<string, string[]> = {};
     const views: Record<string, string[]> = {};
     for (const o of objects) {
+      // SQLite's own: the highest deleted instance id (migration 14), which PostgreSQL's identity needs not.
+      if (o.name === 'id_floor') continue;
       if (o.type === 'table') columns[o.name] = cols(o.name);
       if (o.type === 'view') views[o.name] = cols(o.name);
     }
