@@ -22,17 +22,7 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { EngineError } from '../errors';
-import { accessError, describeFileKind } from './open-database';
-
-/** Whether this process may create files in `dir` (access(2): root may, whatever the mode). */
-function writable(dir: string): boolean {
-  try {
-    fs.accessSync(dir, fs.constants.W_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { accessError, canWrite, describeFileKind } from './open-database';
 
 /** Progress of a backup: bytes written so far and the size the copy will have (an estimate until done). */
 export interface BackupProgress {
@@ -139,7 +129,7 @@ export async function backupDatabase(source: string, dest: string, options: Back
   if (existing && !options.force) {
     throw new EngineError('CONFLICT', `backup destination ${to} exists; pass --force to replace it`, { kind: 'user', retryable: false });
   }
-  if (!writable(dir)) {
+  if (!canWrite(dir)) {
     throw new EngineError('INVALID_INPUT', `cannot write the backup ${to}: directory ${dir} is not writable (permission denied)`, { kind: 'user', retryable: false });
   }
   const partial = `${to}.partial`;

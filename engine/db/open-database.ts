@@ -124,7 +124,7 @@ export const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Whether `target` may be written by this process (`access(W_OK)`; root may write anything). */
-function canWriteDefault(target: string): boolean {
+export function canWrite(target: string): boolean {
   try {
     fs.accessSync(target, fs.constants.W_OK);
     return true;
@@ -132,6 +132,9 @@ function canWriteDefault(target: string): boolean {
     return false;
   }
 }
+
+/** {@link canWrite}, under a name the parameters called `canWrite` do not shadow. */
+const canWriteSelf = canWrite;
 
 /**
  * Whether a database file can be opened for writing, or only for reading.
@@ -144,7 +147,7 @@ function canWriteDefault(target: string): boolean {
  */
 export function databaseAccess(
   file: string,
-  canWrite: (target: string) => boolean = canWriteDefault,
+  canWrite: (target: string) => boolean = canWriteSelf,
 ): 'read-write' | 'read-only' {
   if (file === ':memory:' || !fs.existsSync(file)) return 'read-write';
   if (!canWrite(file)) return 'read-only';
@@ -177,7 +180,7 @@ function unreachable(file: string, errno: string): EngineError {
  * its directory is missing or not a directory (NOT_FOUND), or this process may not write there
  * (DATABASE_READONLY). SQLite said only "unable to open database file" (as INTERNAL, exit 1).
  */
-export function creationError(file: string, canWrite: (target: string) => boolean = canWriteDefault): EngineError | undefined {
+export function creationError(file: string, canWrite: (target: string) => boolean = canWriteSelf): EngineError | undefined {
   const dir = path.dirname(file);
   const stat = statOf(dir);
   if (stat === 'missing') return new EngineError('NOT_FOUND', `cannot create ${file}: directory ${dir} does not exist`, { kind: 'user', retryable: false });

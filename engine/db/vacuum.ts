@@ -19,7 +19,7 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { EngineError } from '../errors';
-import { accessError } from './open-database';
+import { accessError, canWrite } from './open-database';
 
 /** Progress of a rebuild: bytes written to the WAL so far, and about how many it will write. */
 export interface VacuumProgress {
@@ -93,9 +93,7 @@ export async function vacuumDatabase(file: string, options: VacuumOptions = {}):
   const bytesBefore = sizeOf(resolved) + sizeOf(`${resolved}-wal`);
   // The rebuild writes the file, its WAL and its -shm: refused at once where it could not.
   for (const target of [resolved, path.dirname(resolved)]) {
-    try {
-      fs.accessSync(target, fs.constants.W_OK);
-    } catch {
+    if (!canWrite(target)) {
       throw new EngineError('DATABASE_READONLY', `cannot vacuum ${resolved}: ${target === resolved ? 'the file' : `its directory ${target}`} is not writable; nothing was changed`, { kind: 'user', retryable: false });
     }
   }

@@ -9,7 +9,7 @@
 import { EngineError } from '../errors';
 import { backupDatabase, type BackupResult } from '../db/backup';
 import { checkDatabase, type CheckReport } from '../db/check';
-import { redactUrl } from '../db/postgres/errors';
+import { redactUrl, sqliteOnlyError } from '../db/postgres/errors';
 import type { InstanceAgeRow, SqliteFileAccess, SqliteFileStats, StorageBackend, StorageHealth } from '../store/port';
 import type { EngineEvent } from './events';
 import { policyOf, type RetentionPolicy } from './retention';
@@ -69,9 +69,7 @@ export async function databaseInfo(storage: StorageBackend, o: { now: number; re
 /** The SQLite file of `storage`. @throws EngineError INVALID_INPUT on PostgreSQL, saying what to use instead. */
 function sqliteFile(storage: StorageBackend, operation: 'backup' | 'check' | 'vacuum'): SqliteFileAccess {
   if (storage.file) return storage.file;
-  const tools =
-    operation === 'backup' ? "pg_dump, or the server's base backups" : operation === 'vacuum' ? "nothing: autovacuum gives deleted rows' space back by itself" : "pg_amcheck, and the server's own monitoring";
-  throw new EngineError('INVALID_INPUT', `${operation} works on a SQLite file; ${redactUrl(storage.location)} is a PostgreSQL database: use ${tools}`, { kind: 'user' });
+  throw sqliteOnlyError(operation, storage.location);
 }
 
 /**

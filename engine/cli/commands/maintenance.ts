@@ -11,7 +11,7 @@ import { checkDatabase } from '../../db/check';
 import { vacuumDatabase } from '../../db/vacuum';
 import { databaseError } from '../../db/damage';
 import { probeDatabase } from '../../db/open-database';
-import { isPostgresUrl, redactUrl } from '../../db/postgres/errors';
+import { isPostgresUrl, sqliteOnlyError } from '../../db/postgres/errors';
 import { EngineError } from '../../errors';
 import { ExitCode } from '../exit-codes';
 import { withHost } from '../host';
@@ -26,18 +26,8 @@ const mib = (b: number) => `${(b / (1024 * 1024)).toFixed(1)} MiB`;
  *
  * @throws EngineError INVALID_INPUT naming them, for a `postgres://` location.
  */
-function sqliteOnly(command: string, db: string): void {
-  if (!isPostgresUrl(db)) return;
-  const tools =
-    command === 'backup'
-      ? 'pg_dump, or the server\'s base backups'
-      : command === 'vacuum'
-        ? 'nothing: autovacuum gives deleted rows\' space back by itself'
-        : 'pg_amcheck, and the server\'s own monitoring';
-  throw new EngineError('INVALID_INPUT', `${command} works on a SQLite file; ${redactUrl(db)} is a PostgreSQL database: use ${tools} (or npx runnel copy --from it --to a file, then ${command} that)`, {
-    kind: 'user',
-    details: { flag: '--db' },
-  });
+function sqliteOnly(command: 'backup' | 'check' | 'vacuum', db: string): void {
+  if (isPostgresUrl(db)) throw sqliteOnlyError(command, db, { flag: '--db' });
 }
 
 /** Adds `check`, `backup`, `vacuum` and `metrics` to `program`. */

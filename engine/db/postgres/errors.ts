@@ -15,6 +15,23 @@ export function isPostgresUrl(location: string): boolean {
  * `url` as messages show it: the password (in the userinfo or a `password` parameter) removed.
  * A URL that does not parse is shown as its scheme only (it might hold a password anywhere).
  */
+/**
+ * The refusal of a SQLite file operation (`backup`, `check`, `vacuum`) on the PostgreSQL database
+ * `url`, naming what to use there instead (the CLI's and the API's answer alike).
+ */
+export function sqliteOnlyError(operation: 'backup' | 'check' | 'vacuum', url: string, details?: Record<string, unknown>): EngineError {
+  const tools =
+    operation === 'backup'
+      ? "pg_dump, or the server's base backups"
+      : operation === 'vacuum'
+        ? "nothing: autovacuum gives deleted rows' space back by itself"
+        : "pg_amcheck, and the server's own monitoring";
+  return new EngineError('INVALID_INPUT', `${operation} works on a SQLite file; ${redactUrl(url)} is a PostgreSQL database: use ${tools} (or npx runnel copy --from it --to a file, then ${operation} that)`, {
+    kind: 'user',
+    ...(details === undefined ? {} : { details }),
+  });
+}
+
 export function redactUrl(url: string): string {
   try {
     const u = new URL(url);

@@ -17,6 +17,18 @@ export function formatDuration(ms: number | null | undefined): string {
   return `${Math.floor(h / 24)} d${h % 24 > 0 ? ` ${h % 24} h` : ''}`;
 }
 
+/** Bytes as B / KiB / MiB / GiB with three significant digits. */
+export function formatBytes(bytes: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let v = bytes;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return u === 0 ? `${v} B` : `${v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2)} ${units[u]}`;
+}
+
 /** An epoch-ms time: `14:03:07` today, `12 Mar 14:03` on other days; `—` for none. */
 export function formatTime(ms: number | null | undefined, now: number = Date.now()): string {
   if (ms === null || ms === undefined) return '—';

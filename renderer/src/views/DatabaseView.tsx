@@ -19,24 +19,13 @@ import '../monitor/monitor.css';
 import { useCallback, useEffect, useState } from 'react';
 import type { Output } from '../../../engine/api/contract';
 import { useStores } from '../hooks';
-import { formatCount, formatDuration } from '../monitor/format';
+import { formatBytes, formatCount, formatDuration } from '../monitor/format';
 
 type Info = Output<'database:info'>;
 type Operation = 'backup' | 'check' | 'vacuum';
 type Progress = { done: number; total: number; unit: 'bytes' | 'pages' };
 type Outcome = { ok: boolean; text: string; violations?: string[] };
 
-/** Bytes as B / KiB / MiB / GiB with three significant digits. */
-export function formatBytes(bytes: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let v = bytes;
-  let u = 0;
-  while (v >= 1024 && u < units.length - 1) {
-    v /= 1024;
-    u++;
-  }
-  return u === 0 ? `${v} B` : `${v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2)} ${units[u]}`;
-}
 
 const AGE_LABELS: Record<Info['ages'][number]['age'], string> = {
   day: 'under a day',
