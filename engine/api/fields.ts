@@ -78,7 +78,13 @@ export const jsonObject = (max: number) => z.record(z.string(), z.unknown()).sup
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /** A string without control characters (names, actors, event names and keys: they are printed as they are). */
-export const label = (min: number, max: number) => z.string().min(min).max(max).refine((s) => !CONTROL.test(s), 'must not hold control characters (tabs, newlines, escapes)');
+export const label = (min: number, max: number) =>
+  z
+    .string()
+    .min(min)
+    .max(max)
+    .refine((s) => !CONTROL.test(s), 'must not hold control characters (tabs, newlines, escapes)')
+    .refine((s) => min === 0 || s.trim() !== '', 'must not be blank');
 
 /** A workflow name (or another identifier): 1 to {@link LIMITS}.id characters, no control characters. */
 export const name = label(1, LIMITS.id);

@@ -612,7 +612,8 @@ export class Engine {
       throw new EngineError('INVALID_VARIABLES', `variables are ${Buffer.byteLength(json)} bytes, above the limit of ${this.opts.maxResultBytes}`);
     }
     const slot = await slotFor(wf, doc.variables);
-    const plan = { variablesJson: json, forkedFrom: { id, at: entry.id }, nodes: planFork(doc, wf), actor: options.actor, priority: now.priority, slot };
+    const test = now.test === true ? { test: true, pinsJson: now.pins ? JSON.stringify(now.pins) : null } : {};
+    const plan = { variablesJson: json, forkedFrom: { id, at: entry.id }, nodes: planFork(doc, wf), actor: options.actor, priority: now.priority, slot, ...test };
     const forkId = await transact(this.ctx, (tx) => forkInstance(tx, wf, plan));
     this.worker.wake();
     return forkId;

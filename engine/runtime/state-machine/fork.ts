@@ -38,6 +38,9 @@ export interface ForkPlan {
   priority?: number | undefined;
   /** Its concurrency key, computed before the transaction (see createInstance). */
   slot?: string | undefined;
+  /** A copy of a test run is a test run, with the same pinned results (no side effect it pinned runs for real). */
+  test?: boolean | undefined;
+  pinsJson?: string | null | undefined;
 }
 
 /**
@@ -71,6 +74,7 @@ export function forkInstance(tx: Tx, wf: CompiledWorkflow, plan: ForkPlan): numb
     concurrencyKey: key,
     held,
     ...(plan.priority === undefined ? {} : { priority: plan.priority }),
+    ...(plan.test === true ? { test: true, pinsJson: plan.pinsJson ?? null } : {}),
   });
   let open = 0;
   for (const p of plan.nodes) {

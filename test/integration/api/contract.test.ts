@@ -716,6 +716,7 @@ const badInputs: Record<Channel, { payload: unknown; field: string }[]> = {
     { payload: { id: 1, event: 'e'.repeat(201) }, field: 'event' },
     { payload: { id: 1, event: 'paid', key: 5 }, field: 'key' },
     { payload: { id: 1, event: 'ev\u001bx' }, field: 'event' },
+    { payload: { id: 1, event: ' ' }, field: 'event' },
     { payload: { id: 1, event: 'paid', key: 'k\nk' }, field: 'key' },
     { payload: { id: 1, event: 'paid', data: HUGE }, field: 'data' },
   ],
@@ -759,6 +760,7 @@ const badInputs: Record<Channel, { payload: unknown; field: string }[]> = {
     { payload: { consumer: ['export'] }, field: 'consumer' },
     // a name that would drive the terminal that prints it (runnel consumers)
     { payload: { consumer: 'evil\u001b[31mred' }, field: 'consumer' },
+    { payload: { consumer: '   ' }, field: 'consumer' },
   ],
   'database:info': [{ payload: { verbose: true }, field: 'verbose' }],
   'metrics:runtime': [{ payload: { reset: true }, field: 'reset' }],

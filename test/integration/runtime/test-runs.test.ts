@@ -89,6 +89,13 @@ describe('test runs', () => {
     const history = await engine.history(id, 0, 100);
     expect(history.find((e) => e.type === 'instance.created')?.data).toMatchObject({ test: true, pinned: ['fetch', 'charge'] });
 
+    // a copy of it from its start (fork) is a test run too, with the same pins: still no call
+    const created = history.find((e) => e.type === 'instance.created')?.id ?? 0;
+    const copy = await runToSettled(engine, await engine.fork(id, created));
+    expect(copy).toMatchObject({ status: 'COMPLETED', test: true, pins: PINS });
+    expect(requests).toBe(0);
+    expect(calls).toEqual([]);
+
     // given the same start, not a test run: the server and the custom node are called (the counter counts)
     const real = await runToSettled(engine, await engine.start('device-flow', { variables: { baseUrl } }));
     expect(real.status).toBe('COMPLETED');
