@@ -87,8 +87,16 @@ const PG_CONFORMANCE = [
 // end-to-end tests, which build the renderer and drive Chromium. A project per folder of test/
 // (`vitest run --project unit` runs one: `npm run test:unit`), and `integration-pg`, the backend-
 // neutral integration files again on PostgreSQL (PG_CONFORMANCE above); each inherits these settings.
+/**
+ * Every test checks time travel's record: each transaction's state derived from its writes is
+ * compared with the stored one (engine/store/history-state.ts TrackOptions.verify); child processes
+ * the tests start inherit it.
+ */
+const CHECKS = { RUNNEL_CHECK_STATE_RECORD: '1' };
+
 export default defineConfig({
   test: {
+    env: CHECKS,
     pool: 'forks',
     maxWorkers: 2,
     testTimeout: 60_000,
@@ -103,7 +111,7 @@ export default defineConfig({
         test: {
           name: 'integration-pg',
           include: PG_CONFORMANCE,
-          env: { RUNNEL_TEST_BACKEND: 'postgres' },
+          env: { ...CHECKS, RUNNEL_TEST_BACKEND: 'postgres' },
           globalSetup: ['test/helpers/pg-global-setup.ts'],
         },
       },

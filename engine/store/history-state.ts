@@ -118,10 +118,15 @@ export class JsonText {
 
 /** An instance's state as read inside a transaction: a {@link StateDoc} whose JSON values may still be {@link JsonText}. */
 export interface Snapshot {
+  /** When the instance was created, epoch ms: the base of the document's relative times (not part of the state). */
+  createdAt: number;
   instance: FieldDoc;
   variables: Record<string, unknown> | JsonText;
   nodes: Record<string, FieldDoc>;
 }
+
+/** The parts of a {@link Snapshot} that {@link diffState} compares. */
+export type SnapshotState = Pick<Snapshot, 'instance' | 'variables' | 'nodes'>;
 
 const text = (v: unknown): string => (v instanceof JsonText ? v.text : (JSON.stringify(v) ?? 'undefined'));
 const plain = (v: unknown): unknown => (v instanceof JsonText ? v.value : v);
@@ -147,7 +152,7 @@ export function applyFields(doc: FieldDoc, patch: FieldDoc | undefined): FieldDo
 }
 
 /** The patch from `before` to `after`, or undefined when the state did not change. */
-export function diffState(before: Snapshot, after: Snapshot): StatePatch | undefined {
+export function diffState(before: SnapshotState, after: SnapshotState): StatePatch | undefined {
   const patch: StatePatch = {};
   const i = diffFields(before.instance, after.instance);
   if (i) patch.i = i;
@@ -155,7 +160,9 @@ export function diffState(before: Snapshot, after: Snapshot): StatePatch | undef
   // Outputs this patch sets, by their JSON: a variable equal to one refers to it.
   const outputs = new Map<string, string>();
   for (const [id, node] of Object.entries(after.nodes)) {
-    const d = diffFields(before.nodes[id] ?? {}, node);
+    const was = before.nodes[id];
+    if (was === node) continue; // the same document: a derived state keeps the ones no write replaced
+    const d = diffFields(was ?? {}, node);
     if (!d) continue;
     n[id] = d;
     const o = d.o;
@@ -320,11 +327,47 @@ export class StateCache {
 }
 
 /**
- * Wraps `q` so that every change of an instance's state through `q.instances` and `q.nodes` is
- * recorded by `finish` (see the module doc), through `q.states`. With `cache` (valid for this
- * transaction: see {@link StateCache}), states known from earlier transactions are not read again.
+ * What the node and instance families' writes do to an instance's state (engine/store/state-effects.ts
+ * STATE_EFFECTS), so that {@link trackStates} derives the state a transaction ends with from its
+ * writes instead of reading it again at the end.
  */
-export function trackStates(q: WriteQueries, cache?: StateCache): StateTracking {
+export interface StateDerivation {
+  /** Applies to `s` (in place: its parts replaced, never mutated) what write `method` of `family` did, called with `p`, answering `result`. */
+  apply(family: 'nodes' | 'instances', method: string, s: Snapshot, p: unknown, result: unknown): void;
+  /** The state of an instance the instance family's `insert` just created, called with `p`. */
+  created(p: unknown): Snapshot;
+}
+
+/** Options of {@link trackStates}. */
+export interface TrackOptions {
+  /** States known from this connection's earlier transactions (see {@link StateCache}). */
+  cache?: StateCache | undefined;
+  /** Derive the state a transaction ends with from its writes (see {@link StateDerivation}) instead of reading it. */
+  derive?: StateDerivation | undefined;
+  /**
+   * With `derive`: also read each changed instance at the end and throw when it differs from the
+   * derived state (tests: RUNNEL_CHECK_STATE_RECORD=1), so a write whose effect does not match
+   * its statement cannot go unseen.
+   */
+  verify?: boolean;
+}
+
+/** Throws when the state derived for instance `id` (undefined: none, it does not exist) differs from the stored one (see {@link TrackOptions.verify}). */
+function verifyDerived(id: number, derived: SnapshotState | undefined, stored: Snapshot | undefined): void {
+  if (!derived && !stored) return;
+  const difference = derived && stored ? (diffState(derived, stored) ?? diffState(stored, derived)) : (derived ? 'the instance is gone' : 'no state was derived');
+  if (difference === undefined) return;
+  throw new Error(`time travel's record: instance ${id} as derived from its writes differs from the stored one: ${JSON.stringify(difference)}`);
+}
+
+/**
+ * Wraps `q` so that every change of an instance's state through `q.instances` and `q.nodes` is
+ * recorded by `finish` (see the module doc), through `q.states`. With a cache (valid for this
+ * transaction: see {@link StateCache}), states known from earlier transactions are not read again;
+ * with a derivation, the state a transaction ends with is derived from its writes, not read again.
+ */
+export function trackStates(q: WriteQueries, options: TrackOptions = {}): StateTracking {
+  const { cache, derive, verify = false } = options;
   const states = q.states;
   /** Instances changed: the state before the first change (undefined: created in this transaction). */
   const before = new Map<number, Snapshot | undefined>();
@@ -334,6 +377,8 @@ export function trackStates(q: WriteQueries, cache?: StateCache): StateTracking 
   const firstEntry = new Map<number, number>();
   /** What `committed` hands the cache: the state after, or undefined (deleted). */
   const after = new Map<number, { snapshot: Snapshot; pending: boolean } | undefined>();
+  /** With a derivation: the state of each instance a write changed, so far (a copy of its `before` with the writes applied). */
+  const working = new Map<number, Snapshot>();
   const touch = (id: number | undefined): void => {
     if (id === undefined || before.has(id)) return;
     const known = cache?.get(id);
@@ -342,7 +387,17 @@ export function trackStates(q: WriteQueries, cache?: StateCache): StateTracking 
       pendingKnown.set(id, known.pending);
     } else before.set(id, states.snapshot(id));
   };
-  const wrap = <F extends object>(family: F, created?: string): F =>
+  /** The working state of instance `id` (begun from its state before this transaction), or undefined when it does not exist. */
+  const work = (id: number): Snapshot | undefined => {
+    let w = working.get(id);
+    if (w) return w;
+    const b = before.get(id);
+    if (!b) return undefined;
+    w = { createdAt: b.createdAt, instance: b.instance, variables: b.variables, nodes: { ...b.nodes } };
+    working.set(id, w);
+    return w;
+  };
+  const wrap = <F extends object>(family: F, name: 'nodes' | 'instances', created?: string): F =>
     new Proxy(family, {
       get(target, key, receiver) {
         const v = Reflect.get(target, key, receiver) as unknown;
@@ -354,11 +409,16 @@ export function trackStates(q: WriteQueries, cache?: StateCache): StateTracking 
             if (typeof id === 'number' && !before.has(id)) {
               before.set(id, undefined);
               pendingKnown.set(id, false);
+              if (derive) working.set(id, derive.created(args[0]));
             }
             return id;
           }
-          touch(instanceOf(args));
-          return fn.apply(target, args);
+          const id = instanceOf(args);
+          touch(id);
+          const result = fn.apply(target, args);
+          const w = derive && id !== undefined ? work(id) : undefined;
+          if (w) derive?.apply(name, key, w, args[0], result);
+          return result;
         };
       },
     });
@@ -371,7 +431,33 @@ export function trackStates(q: WriteQueries, cache?: StateCache): StateTracking 
     },
     deadLetter: (p) => q.history.deadLetter(p),
   };
-  const queries: WriteQueries = { ...q, instances: wrap(q.instances, 'insert'), nodes: wrap(q.nodes), history };
+  /**
+   * A savepoint whose function throws is rolled back: what the tracking learnt inside it goes with
+   * it (the working states, the first entries appended, the instances it created).
+   */
+  const savepoint = <T>(fn: () => T): T => {
+    const saved = {
+      before: new Map(before),
+      pendingKnown: new Map(pendingKnown),
+      firstEntry: new Map(firstEntry),
+      working: new Map([...working].map(([id, w]) => [id, { ...w, nodes: { ...w.nodes } }])),
+    };
+    try {
+      return q.savepoint(fn);
+    } catch (err) {
+      for (const [map, copy] of [
+        [before, saved.before],
+        [pendingKnown, saved.pendingKnown],
+        [firstEntry, saved.firstEntry],
+        [working, saved.working],
+      ] as [Map<number, unknown>, Map<number, unknown>][]) {
+        map.clear();
+        for (const [k, v] of copy) map.set(k, v);
+      }
+      throw err;
+    }
+  };
+  const queries: WriteQueries = { ...q, instances: wrap(q.instances, 'instances', 'insert'), nodes: wrap(q.nodes, 'nodes'), history, savepoint };
   /** Records the patch; returns whether a pending patch of the instance is stored after it. */
   const save = (id: number, patch: StatePatch | undefined): boolean => {
     const historyId = firstEntry.get(id) ?? 0;
@@ -382,16 +468,24 @@ export function trackStates(q: WriteQueries, cache?: StateCache): StateTracking 
     if (merged) states.record({ instanceId: id, historyId, patch: merged });
     return historyId === 0 ? merged !== undefined : false;
   };
+  /** The state instance `id` ends this transaction with (undefined: it is gone). */
+  const ending = (id: number, was: Snapshot | undefined): Snapshot | undefined => {
+    if (!derive) return states.snapshot(id);
+    // No working state: no write changed it.
+    const now = working.get(id) ?? was;
+    if (verify) verifyDerived(id, now, states.snapshot(id));
+    return now;
+  };
   return {
     queries,
     finish() {
       for (const [id, was] of before) {
-        const now = states.snapshot(id);
+        const now = ending(id, was);
         if (!now) {
           after.set(id, undefined); // deleted in this transaction
           continue;
         }
-        const pending = save(id, diffState(was ?? emptyState(), now));
+        const pending = save(id, now === was ? undefined : diffState(was ?? emptyState(), now));
         after.set(id, { snapshot: now, pending });
       }
       // Entries of instances this transaction did not change still show their pending changes.

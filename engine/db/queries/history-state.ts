@@ -95,6 +95,7 @@ const json = (t: string | null): JsonText | null => (t === null ? null : new Jso
 export function toSnapshot(i: RawStateInstance, nodes: readonly RawStateNode[]): Snapshot {
   const base = i.createdAt;
   const doc: Snapshot = {
+    createdAt: base,
     instance: compact({
       s: encodeStatus(i.status),
       e: json(i.errorJson),

@@ -64,6 +64,7 @@ describe('history state patches', () => {
 
   it('a snapshot whose JSON columns are still text gives the same patch as the parsed state', () => {
     const asText = (d: StateDoc): Snapshot => ({
+      createdAt: 0,
       instance: d.instance,
       variables: new JsonText(JSON.stringify(d.variables)),
       nodes: Object.fromEntries(Object.entries(d.nodes).map(([id, n]) => [id, { ...n, ...(n.o ? { o: new JsonText(JSON.stringify(n.o)) } : {}) }])),
