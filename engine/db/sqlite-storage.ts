@@ -21,7 +21,7 @@ import { createRetentionQueries } from './queries/retention';
 import { createScheduleQueries } from './queries/schedule';
 import { createStateQueries, createStateReads } from './queries/history-state';
 import { StateCache, trackStates, type StateTracking } from '../store/history-state';
-import { STATE_EFFECTS } from '../store/state-effects';
+import { CHECK_STATE_RECORD, STATE_EFFECTS } from '../store/state-effects';
 import { createWorkflowQueries } from './queries/workflows';
 import { createScheduleReads, createWorkflowScheduleQueries } from './queries/workflow-schedules';
 import { startUpkeepThread, type UpkeepThread } from './upkeep-thread';
@@ -49,13 +49,6 @@ function typedReads(model: ReadModel, db: RunnelDb, onDamaged: () => void): Read
   }
   return out as unknown as ReadModel;
 }
-
-/**
- * Whether time travel's record also reads each changed instance at the end of every transaction
- * to check the state derived from the writes (RUNNEL_CHECK_STATE_RECORD=1: the test suite sets
- * it, so every test checks the record; a read per changed instance, so off otherwise).
- */
-const VERIFY_STATE_RECORD = process.env.RUNNEL_CHECK_STATE_RECORD === '1';
 
 /** The SQLite backend, with its database handle for what only SQLite has (tests, the benchmark, PRAGMAs). */
 export interface SqliteStorage extends StorageBackend {
@@ -181,7 +174,7 @@ export function sqliteStorage(db: RunnelDb, options: SqliteStorageOptions = {}):
             states.clear();
             knownVersion = version;
           }
-          tracked = trackStates(queries, { cache: states, derive: STATE_EFFECTS, verify: VERIFY_STATE_RECORD });
+          tracked = trackStates(queries, { cache: states, derive: STATE_EFFECTS, verify: CHECK_STATE_RECORD });
           const r = fn(tracked.queries);
           tracked.finish();
           return r;

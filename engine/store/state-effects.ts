@@ -137,3 +137,10 @@ export const STATE_EFFECTS: StateDerivation = {
   },
   created: (p) => createdState(p as Parameters<InstanceQueries['insert']>[0]),
 };
+
+/**
+ * Whether time travel's record also reads each changed instance at the end of every transaction
+ * to check the state derived from the writes (RUNNEL_CHECK_STATE_RECORD=1: the test suite sets it,
+ * so every test checks the record; a read per changed instance, so off otherwise).
+ */
+export const CHECK_STATE_RECORD = process.env.RUNNEL_CHECK_STATE_RECORD === '1';

@@ -39,6 +39,7 @@ import { createChildQueries, createEventQueries } from './queries/children';
 import { createNodeQueries } from './queries/nodes';
 import { createPostgresStateReads, createStateQueries } from './history-state';
 import { trackStates } from '../../store/history-state';
+import { CHECK_STATE_RECORD, STATE_EFFECTS } from '../../store/state-effects';
 import { createRetentionQueries } from './queries/retention';
 import { createScheduleQueries } from './queries/schedule';
 import { createWorkflowQueries } from './queries/workflows';
@@ -292,7 +293,7 @@ function postgresStorage(url: string, first: SyncBridge, bridgeOptions: BridgeOp
       try {
         ensureBridge();
         begin();
-        const tracked = trackStates(queries);
+        const tracked = trackStates(queries, { derive: STATE_EFFECTS, verify: CHECK_STATE_RECORD });
         const result = fn(tracked.queries);
         tracked.finish();
         if (!wrote) bridge.commit();
