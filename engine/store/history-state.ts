@@ -87,9 +87,18 @@ export function decodeStatus(code: unknown): string | undefined {
   return typeof code === 'string' ? (STATUS_NAMES[code] ?? code) : undefined;
 }
 
+/**
+ * A map by node id: no prototype, so that a node id that is also a name of Object.prototype
+ * (`__proto__`, `constructor`, `toString`: ids allow them) is an entry like any other. `from`'s
+ * entries are copied in.
+ */
+export function nodeMap<T>(from?: Readonly<Record<string, T>>): Record<string, T> {
+  return Object.assign(Object.create(null) as Record<string, T>, from);
+}
+
 /** The state of an instance that does not exist yet. */
 export function emptyState(): StateDoc {
-  return { instance: {}, variables: {}, nodes: {} };
+  return { instance: {}, variables: {}, nodes: nodeMap() };
 }
 
 /**
@@ -135,8 +144,11 @@ const same = (a: unknown, b: unknown): boolean => a === b || text(a) === text(b)
 /** The merge patch from `before` to `after` (neither holds a null value), or undefined when equal. */
 export function diffFields(before: FieldDoc, after: FieldDoc): FieldDoc | undefined {
   let out: FieldDoc | undefined;
-  for (const [k, v] of Object.entries(after)) if (!(k in before) || !same(before[k], v)) (out ??= {})[k] = plain(v);
-  for (const k of Object.keys(before)) if (!(k in after)) (out ??= {})[k] = null;
+  for (const k in after) {
+    const v = after[k];
+    if (!(k in before) || !same(before[k], v)) (out ??= {})[k] = plain(v);
+  }
+  for (const k in before) if (!(k in after)) (out ??= {})[k] = null;
   return out;
 }
 
@@ -156,10 +168,11 @@ export function diffState(before: SnapshotState, after: SnapshotState): StatePat
   const patch: StatePatch = {};
   const i = diffFields(before.instance, after.instance);
   if (i) patch.i = i;
-  const n: Record<string, FieldDoc> = {};
+  const n = nodeMap<FieldDoc>();
   // Outputs this patch sets, by their JSON: a variable equal to one refers to it.
   const outputs = new Map<string, string>();
-  for (const [id, node] of Object.entries(after.nodes)) {
+  for (const id in after.nodes) {
+    const node = after.nodes[id] as FieldDoc;
     const was = before.nodes[id];
     if (was === node) continue; // the same document: a derived state keeps the ones no write replaced
     const d = diffFields(was ?? {}, node);
@@ -196,7 +209,7 @@ export function diffState(before: SnapshotState, after: SnapshotState): StatePat
 
 /** `doc` with `patch` applied (a copy). */
 export function applyState(doc: StateDoc, patch: StatePatch): StateDoc {
-  const nodes = { ...doc.nodes };
+  const nodes = nodeMap(doc.nodes);
   for (const [id, d] of Object.entries(patch.n ?? {})) nodes[id] = applyFields(nodes[id] ?? {}, d);
   const variables = { ...doc.variables };
   for (const [k, v] of Object.entries(patch.v ?? {})) {
@@ -215,7 +228,7 @@ export function composePatches(a: StatePatch, b: StatePatch): StatePatch {
   const out: StatePatch = {};
   if (a.i || b.i) out.i = { ...a.i, ...b.i };
   if (a.n || b.n) {
-    const n: Record<string, FieldDoc> = { ...a.n };
+    const n = nodeMap(a.n);
     for (const [id, d] of Object.entries(b.n ?? {})) n[id] = { ...a.n?.[id], ...d };
     out.n = n;
   }
@@ -393,7 +406,7 @@ export function trackStates(q: WriteQueries, options: TrackOptions = {}): StateT
     if (w) return w;
     const b = before.get(id);
     if (!b) return undefined;
-    w = { createdAt: b.createdAt, instance: b.instance, variables: b.variables, nodes: { ...b.nodes } };
+    w = { createdAt: b.createdAt, instance: b.instance, variables: b.variables, nodes: nodeMap(b.nodes) };
     working.set(id, w);
     return w;
   };
@@ -440,7 +453,7 @@ export function trackStates(q: WriteQueries, options: TrackOptions = {}): StateT
       before: new Map(before),
       pendingKnown: new Map(pendingKnown),
       firstEntry: new Map(firstEntry),
-      working: new Map([...working].map(([id, w]) => [id, { ...w, nodes: { ...w.nodes } }])),
+      working: new Map([...working].map(([id, w]) => [id, { ...w, nodes: nodeMap(w.nodes) }])),
     };
     try {
       return q.savepoint(fn);

@@ -8,7 +8,7 @@
 import type Database from 'better-sqlite3';
 import type { HistoryEvent } from '../../api/contract';
 import type { ReadModel, StateTimeline, TimeTravelReads } from '../../store/port';
-import { encodeStatus, JsonText, type FieldDoc, type Snapshot, type StatePatch, type StateQueries } from '../../store/history-state';
+import { encodeStatus, JsonText, nodeMap, type FieldDoc, type Snapshot, type StatePatch, type StateQueries } from '../../store/history-state';
 
 /** An instance's state columns as both backends select them. */
 export interface RawStateInstance {
@@ -107,7 +107,7 @@ export function toSnapshot(i: RawStateInstance, nodes: readonly RawStateNode[]):
       h: count(i.held),
     }),
     variables: new JsonText(i.variablesJson),
-    nodes: {},
+    nodes: nodeMap(),
   };
   for (const n of nodes) {
     const node = compact({

@@ -182,6 +182,34 @@ describe('time travel: stateAt for every history entry equals the state the engi
     expect(byTime.entries).toBe(events.length);
   });
 
+  it('node ids that are names of Object.prototype (__proto__, constructor, toString) run and rebuild like any other', async () => {
+    // Given a chain whose node ids are __proto__, constructor and toString (the id pattern allows them)
+    ctx = tempEngine();
+    const { engine } = ctx;
+    await engine.deploy({
+      name: 'tt-proto-ids',
+      nodes: [
+        { id: 'constructor', type: 'pass', input: '{ "n": 1 }', output: 'first' },
+        { id: '__proto__', type: 'pass', input: '{ "n": first.n + 1 }', output: 'second' },
+        { id: 'toString', type: 'pass', input: '{ "n": second.n + 1 }', output: 'third' },
+      ],
+      edges: [
+        { from: 'constructor', to: '__proto__' },
+        { from: '__proto__', to: 'toString' },
+      ],
+    });
+    const rec = recordStates(engine);
+    // When it runs
+    const id = await engine.start('tt-proto-ids');
+    const done = await runToSettled(engine, id);
+    rec.stop();
+    // Then it completes with every node's result, and every entry rebuilds the state recorded for it
+    expect(done.status).toBe('COMPLETED');
+    expect(done.variables).toEqual({ first: { n: 1 }, second: { n: 2 }, third: { n: 3 } });
+    expect(done.nodes.map((n) => `${n.id} ${n.status}`).sort()).toEqual(['__proto__ COMPLETED', 'constructor COMPLETED', 'toString COMPLETED']);
+    expect(await expectEveryEntryMatches(engine, rec.states, [id])).toBe((await engine.history(id)).length);
+  });
+
   it('instance:stateAt answers typed errors: unknown instance, `at` out of range, malformed `at`', async () => {
     ctx = tempEngine();
     const { engine } = ctx;
