@@ -599,6 +599,13 @@ export type Invoke = <C extends Channel>(
 
 // ---------------------------------------------------------------- events
 
+/**
+ * `test: true` on every event about a test run (`instance:start` with `test: true`, or a child
+ * instance of one); absent for any other instance. Lets a window leave test runs out of what it
+ * counts without asking for the instance.
+ */
+const testRunMark = z.literal(true).optional();
+
 /** Event schemas by type: what hosts push to windows (after the change committed). */
 export const events = {
   /** A new instance. */
@@ -607,18 +614,21 @@ export const events = {
     instanceId: z.number(),
     workflow: z.string(),
     version: z.number(),
+    test: testRunMark,
   }),
   /** An instance's status changed (the latest status within a batch). */
   'instance.changed': z.object({
     type: z.literal('instance.changed'),
     instanceId: z.number(),
     status: z.string(),
+    test: testRunMark,
   }),
   /** An instance ended: COMPLETED, FAILED or CANCELLED. Never dropped by batching. */
   'instance.finished': z.object({
     type: z.literal('instance.finished'),
     instanceId: z.number(),
     status: z.string(),
+    test: testRunMark,
   }),
   /** A node's status changed (the latest status within a batch). */
   'node.changed': z.object({
@@ -627,6 +637,7 @@ export const events = {
     nodeId: z.string(),
     status: z.string(),
     attempt: z.number().optional(),
+    test: testRunMark,
   }),
   /** An approval node waits for a person. Never dropped by batching. */
   'approval.requested': z.object({
@@ -634,6 +645,7 @@ export const events = {
     instanceId: z.number(),
     nodeId: z.string(),
     prompt: z.string().optional(),
+    test: testRunMark,
   }),
   /**
    * Another process changed the database file (a CLI `deploy`, another engine): what changed is

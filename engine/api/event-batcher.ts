@@ -124,22 +124,30 @@ export class EventBatcher {
   }
 }
 
+/** `{ test: true }` when the event is about a test run, else nothing (the contract's field is absent then). */
+function testOf(e: { test?: true }): { test?: true } {
+  return e.test === true ? { test: true } : {};
+}
+
 /** An engine event as the contract carries it (only the contract's fields: no internals leak). */
 function toContractEvent(e: EngineEvent | ContractEvent): ContractEvent {
   switch (e.type) {
     case 'instance.created':
-      return { type: e.type, instanceId: e.instanceId, workflow: e.workflow, version: e.version };
+      return { type: e.type, instanceId: e.instanceId, workflow: e.workflow, version: e.version, ...testOf(e) };
     case 'instance.changed':
     case 'instance.finished':
-      return { type: e.type, instanceId: e.instanceId, status: e.status };
+      return { type: e.type, instanceId: e.instanceId, status: e.status, ...testOf(e) };
     case 'node.changed':
-      return e.attempt === undefined
-        ? { type: e.type, instanceId: e.instanceId, nodeId: e.nodeId, status: e.status }
-        : { type: e.type, instanceId: e.instanceId, nodeId: e.nodeId, status: e.status, attempt: e.attempt };
+      return {
+        type: e.type,
+        instanceId: e.instanceId,
+        nodeId: e.nodeId,
+        status: e.status,
+        ...(e.attempt === undefined ? {} : { attempt: e.attempt }),
+        ...testOf(e),
+      };
     case 'approval.requested':
-      return e.prompt === undefined
-        ? { type: e.type, instanceId: e.instanceId, nodeId: e.nodeId }
-        : { type: e.type, instanceId: e.instanceId, nodeId: e.nodeId, prompt: e.prompt };
+      return { type: e.type, instanceId: e.instanceId, nodeId: e.nodeId, ...(e.prompt === undefined ? {} : { prompt: e.prompt }), ...testOf(e) };
     case 'store.changed':
       return { type: e.type };
     case 'operation.progress':

@@ -11,9 +11,9 @@ import type { Outcome } from './state-machine/outcome';
  * `turnMs` runs from the start of the turn to the end of its launches, `commitMs` is its write
  * transaction (the wait for the write lock, the transitions and the COMMIT); both wall-clock ms.
  * `outcomes` are the attempt ends the turn committed (shared with the worker: read, never change
- * them); one whose claim was lost meanwhile (cancelled, or taken over after its lease expired), or
- * that failed to commit on its own in an isolated turn, is among them though nothing was recorded
- * for it — rare, and left uncounted apart. `committedAt` is the engine clock right after the
+ * them; a test run's say so in `step.test`); one whose claim was lost meanwhile (cancelled, or
+ * taken over after its lease expired), or that failed to commit on its own in an isolated turn,
+ * is among them though nothing was recorded for it — rare, and left uncounted apart. `committedAt` is the engine clock right after the
  * commit, epoch ms.
  */
 export interface WorkerTurnEvent {
@@ -25,13 +25,22 @@ export interface WorkerTurnEvent {
   claimed: number;
 }
 
+/**
+ * What every event about one instance carries: `test: true` when the instance is a test run
+ * (`instance:start` with `test: true`, or a child instance of one), absent otherwise, so a
+ * listener (the metrics, a window) can leave test runs out without reading the instance.
+ */
+export interface TestMark {
+  test?: true;
+}
+
 /** One engine event. `status` is the instance's or the node's status after the change. */
 export type EngineEvent =
-  | { type: 'instance.created'; instanceId: number; workflow: string; version: number }
-  | { type: 'instance.changed'; instanceId: number; status: string }
-  | { type: 'instance.finished'; instanceId: number; status: string }
-  | { type: 'node.changed'; instanceId: number; nodeId: string; status: string; attempt?: number }
-  | { type: 'approval.requested'; instanceId: number; nodeId: string; prompt?: string }
+  | ({ type: 'instance.created'; instanceId: number; workflow: string; version: number } & TestMark)
+  | ({ type: 'instance.changed'; instanceId: number; status: string } & TestMark)
+  | ({ type: 'instance.finished'; instanceId: number; status: string } & TestMark)
+  | ({ type: 'node.changed'; instanceId: number; nodeId: string; status: string; attempt?: number } & TestMark)
+  | ({ type: 'approval.requested'; instanceId: number; nodeId: string; prompt?: string } & TestMark)
   | { type: 'clock.jumped'; fromMs: number; toMs: number }
   /**
    * Another connection (another process, or another engine on the same file) committed a change:

@@ -14,6 +14,10 @@
  *   due→committed latency by type, loop turn and commit time (`worker.turn`, one per turn of this
  *   process's worker). They count what THIS process did since it started, as Prometheus counters
  *   do: `runnel metrics`, a process of its own, shows them at zero.
+ * - Test runs count nowhere, as in the read model's gauge and the Dashboard: their events say so
+ *   (`test: true`) and their attempt ends do (`step.test`), so leaving them out costs a property
+ *   test. The loop's own figures (turns, commits, steps claimed) stay whole: the worker did that
+ *   work, whoever it was for.
  */
 import { Counter, Gauge, Registry } from 'prom-client';
 import { CounterTally, HistogramTally, type HistogramSeries } from './metric-tallies';
@@ -208,12 +212,14 @@ export class EngineMetrics {
       commits.observe(e.commitMs / 1000);
       if (e.claimed > 0) claimed.add('', '', e.claimed);
       for (const o of e.outcomes) {
+        if (o.step.test) continue;
         const wf = this.workflows.get(o.step.workflowId);
         if (wf !== undefined) record(e, o, wf?.nodes.get(o.step.nodeId)?.type.type ?? 'unknown');
         else this.lookUp(o.step.workflowId, (w) => record(e, o, w?.nodes.get(o.step.nodeId)?.type.type ?? 'unknown'));
       }
     };
     this.off = source.on((e) => {
+      if ('test' in e && e.test === true) return;
       switch (e.type) {
         case 'worker.turn':
           onTurn(e);

@@ -48,6 +48,12 @@ export interface InstanceHead {
    * {@link concurrencyKey}), or null when its workflow had no limit when it started.
    */
   concurrencyKey: string | null;
+  /**
+   * A test run (`instance:start` with `test: true`, or a child instance of one): its events say
+   * so (`test: true`) and the metrics leave it out. Read with the row the transition reads
+   * anyway, so knowing it costs no statement.
+   */
+  test: boolean;
 }
 
 /**
@@ -314,8 +320,8 @@ export interface InstanceQueries {
   }): number;
   get(id: number): InstanceRow | undefined;
   head(id: number): InstanceHead | undefined;
-  /** The status, whether paused, and the variables only (what a step started at once runs with). */
-  variables(id: number): { status: InstanceStatus; pausedAt: number | null; variables: Record<string, unknown>; pins: Pins | null } | undefined;
+  /** The status, whether paused, whether a test run, and the variables only (what a step started at once runs with). */
+  variables(id: number): { status: InstanceStatus; pausedAt: number | null; test: boolean; variables: Record<string, unknown>; pins: Pins | null } | undefined;
   /** Status (and the first start time), version + 1. */
   touch(p: { id: number; status: InstanceStatus; now: number }): void;
   /** Replaces the variables (the start variables are kept apart from then on). */
@@ -343,7 +349,7 @@ export interface InstanceQueries {
   /** How many instances of `key` are admitted (not held) and not ended. */
   countAdmitted(key: string): number;
   /** The held instance of `key` to admit next (the highest priority, then the lowest id), or undefined. */
-  oldestHeld(key: string): { id: number; workflowId: number; pausedAt: number | null } | undefined;
+  oldestHeld(key: string): { id: number; workflowId: number; pausedAt: number | null; test: boolean } | undefined;
   /** Admits a held instance (held = 0, version + 1). */
   admit(p: { id: number; now: number }): void;
   /** Holds an instance for a concurrency slot again (PENDING, held = 1, version + 1): a retry past a full limit. */

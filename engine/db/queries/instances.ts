@@ -31,7 +31,17 @@ export interface RawInstance {
   parentId: number | null;
   pausedAt: number | null;
   concurrencyKey: string | null;
+  /** `instance.test`: 1 for a test run, else 0 (an INTEGER on both backends). */
+  test: number;
   pinsJson: string | null;
+}
+
+/** An {@link InstanceHead} as both backends select it: `test` is the column's 0 or 1. */
+export type RawHead = Omit<InstanceHead, 'test'> & { test: number };
+
+/** A selected head, `test` as a boolean. */
+export function toInstanceHead(r: RawHead): InstanceHead {
+  return { id: r.id, status: r.status, deadlineAt: r.deadlineAt, parentId: r.parentId, pausedAt: r.pausedAt, concurrencyKey: r.concurrencyKey, test: r.test === 1 };
 }
 
 /** A selected instance row as the state machine reads it, its JSON parsed (engine/db/queries/stored-json.ts). */
@@ -51,6 +61,7 @@ export function toInstanceRow(r: RawInstance): InstanceRow {
     parentId: r.parentId,
     pausedAt: r.pausedAt,
     concurrencyKey: r.concurrencyKey,
+    test: r.test === 1,
     pins: r.pinsJson === null ? null : parseStored<Pins>(r.pinsJson, id, 'pins_json'),
   };
 }
@@ -68,12 +79,14 @@ export function createInstanceQueries(db: Database.Database): InstanceQueries {
   const get = db.prepare<[number], RawInstance>(
     `SELECT id, workflow_id AS workflowId, status, variables_json AS variablesJson, version, suspension_json AS suspensionJson,
             end_status AS endStatus, started_at AS startedAt, deadline_at AS deadlineAt, error_json AS errorJson,
-            parent_id AS parentId, paused_at AS pausedAt, concurrency_key AS concurrencyKey, pins_json AS pinsJson
+            parent_id AS parentId, paused_at AS pausedAt, concurrency_key AS concurrencyKey, test, pins_json AS pinsJson
        FROM instance WHERE id = ?`,
   );
-  const head = db.prepare<[number], InstanceHead>(`SELECT id, status, deadline_at AS deadlineAt, parent_id AS parentId, paused_at AS pausedAt, concurrency_key AS concurrencyKey FROM instance WHERE id = ?`);
-  const variables = db.prepare<[number], { v: string; status: InstanceStatus; pausedAt: number | null; pinsJson: string | null }>(
-    `SELECT status, paused_at AS pausedAt, variables_json AS v, pins_json AS pinsJson FROM instance WHERE id = ?`,
+  const head = db.prepare<[number], RawHead>(
+    `SELECT id, status, deadline_at AS deadlineAt, parent_id AS parentId, paused_at AS pausedAt, concurrency_key AS concurrencyKey, test FROM instance WHERE id = ?`,
+  );
+  const variables = db.prepare<[number], { v: string; status: InstanceStatus; pausedAt: number | null; test: number; pinsJson: string | null }>(
+    `SELECT status, paused_at AS pausedAt, test, variables_json AS v, pins_json AS pinsJson FROM instance WHERE id = ?`,
   );
   const pause = db.prepare<[number, number, number]>(`UPDATE instance SET paused_at = ?, updated_at = ?, version = version + 1 WHERE id = ?`);
   const unpause = db.prepare<[{ now: number; id: number }]>(
@@ -111,8 +124,8 @@ export function createInstanceQueries(db: Database.Database): InstanceQueries {
   const countAdmitted = db.prepare<[string], { n: number }>(
     `SELECT count(*) AS n FROM instance WHERE concurrency_key = ? AND held = 0 AND status NOT IN ('COMPLETED', 'FAILED', 'CANCELLED')`,
   );
-  const oldestHeld = db.prepare<[string], { id: number; workflowId: number; pausedAt: number | null }>(
-    `SELECT id, workflow_id AS workflowId, paused_at AS pausedAt FROM instance
+  const oldestHeld = db.prepare<[string], { id: number; workflowId: number; pausedAt: number | null; test: number }>(
+    `SELECT id, workflow_id AS workflowId, paused_at AS pausedAt, test FROM instance
       WHERE concurrency_key = ? AND held = 1 AND status NOT IN ('COMPLETED', 'FAILED', 'CANCELLED') ORDER BY priority DESC, id LIMIT 1`,
   );
   const admit = db.prepare<[number, number]>(`UPDATE instance SET held = 0, updated_at = ?, version = version + 1 WHERE id = ?`);
@@ -131,7 +144,10 @@ export function createInstanceQueries(db: Database.Database): InstanceQueries {
     // SQLite's writers take turns (BEGIN IMMEDIATE): a count inside the transaction is exact already.
     lockConcurrency: () => undefined,
     countAdmitted: (key) => countAdmitted.get(key)?.n ?? 0,
-    oldestHeld: (key) => oldestHeld.get(key),
+    oldestHeld: (key) => {
+      const r = oldestHeld.get(key);
+      return r === undefined ? undefined : { id: r.id, workflowId: r.workflowId, pausedAt: r.pausedAt, test: r.test === 1 };
+    },
     admit: ({ id, now }) => void admit.run(now, id),
     hold: ({ id, now }) => void hold.run(now, id),
     get: (id): InstanceRow | undefined => {
@@ -139,12 +155,15 @@ export function createInstanceQueries(db: Database.Database): InstanceQueries {
       if (r === undefined) return undefined;
       return toInstanceRow(r);
     },
-    head: (id) => head.get(id),
+    head: (id) => {
+      const r = head.get(id);
+      return r === undefined ? undefined : toInstanceHead(r);
+    },
     variables: (id) => {
       const r = variables.get(id);
       if (r === undefined) return undefined;
       const pins = r.pinsJson === null ? null : parseStored<Pins>(r.pinsJson, id, 'pins_json');
-      return { status: r.status, pausedAt: r.pausedAt, variables: parseStored<Record<string, unknown>>(r.v, id, 'variables_json'), pins };
+      return { status: r.status, pausedAt: r.pausedAt, test: r.test === 1, variables: parseStored<Record<string, unknown>>(r.v, id, 'variables_json'), pins };
     },
     pause: ({ id, now }) => void pause.run(now, now, id),
     unpause: ({ id, now }) => void unpause.run({ now, id }),

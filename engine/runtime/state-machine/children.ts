@@ -13,7 +13,7 @@
  */
 import type { ChildrenWait, InstanceHead } from '../../store/queries';
 import { startsNothing } from '../../vocabulary';
-import type { Tx } from './tx';
+import { testMark, type InstanceRef, type Tx } from './tx';
 import { cancelInstance, createInstance, settle } from './instance';
 
 /** What a `subworkflow` or `map` node's attempt asks for: the workflow version and each child's start variables (JSON text). */
@@ -68,22 +68,23 @@ export function waitChildren(tx: Tx, inst: InstanceHead, nodeId: string, r: Chil
   });
   const first = Math.min(wait.total, wait.maxConcurrency);
   const globals = wait.mergeGlobals === true ? q.instances.variables(inst.id)?.variables : undefined;
-  for (let i = 0; i < first; i++) startChild(tx, inst.id, nodeId, attempt, wait, r.inputs[i] as string, r.concurrencyKeys?.[i] ?? null, globals);
+  for (let i = 0; i < first; i++) startChild(tx, inst, nodeId, attempt, wait, r.inputs[i] as string, r.concurrencyKeys?.[i] ?? null, globals);
   q.nodes.park({ instanceId: inst.id, nodeId, status: 'WAITING', wait });
   if (wait.timeoutAt !== undefined) q.schedule.insert({ instanceId: inst.id, nodeId, kind: 'timeout', at: wait.timeoutAt, retryCount: 0, now });
   if (wait.total === 0) q.schedule.insert({ instanceId: inst.id, nodeId, kind: 'wake', at: now, retryCount: 0, now });
-  tx.events.push({ type: 'node.changed', instanceId: inst.id, nodeId, status: 'WAITING', attempt });
+  tx.events.push({ type: 'node.changed', instanceId: inst.id, nodeId, status: 'WAITING', attempt, ...testMark(inst) });
   settle(tx, inst.id, inst);
 }
 
 /**
- * Starts item `wait.started` of a node attempt as a child instance (with `input`, its start
- * variables as JSON text — merged over `globals`, the parent's, read when not given, if the wait
- * says so — and `slot`, its concurrency key when its workflow has a limit).
+ * Starts item `wait.started` of a node attempt of `parent` as a child instance (with `input`, its
+ * start variables as JSON text — merged over `globals`, the parent's, read when not given, if the
+ * wait says so — and `slot`, its concurrency key when its workflow has a limit); a test run's
+ * child is a test run.
  */
 function startChild(
   tx: Tx,
-  parentId: number,
+  parent: InstanceRef,
   nodeId: string,
   attempt: number,
   wait: ChildrenWait,
@@ -92,12 +93,13 @@ function startChild(
   globals?: Record<string, unknown>,
 ): void {
   const index = wait.started;
+  const parentId = parent.id;
   let vars = input;
   if (wait.mergeGlobals === true) {
     const over = globals ?? tx.q.instances.variables(parentId)?.variables ?? {};
     vars = JSON.stringify({ ...over, ...(JSON.parse(input) as Record<string, unknown>) });
   }
-  const childId = createInstance(tx, tx.workflow(wait.workflowId), vars, null, { parent: { id: parentId, nodeId }, slot: slot ?? undefined });
+  const childId = createInstance(tx, tx.workflow(wait.workflowId), vars, null, { parent: { id: parentId, nodeId, test: parent.test }, slot: slot ?? undefined });
   tx.q.children.started({ instanceId: parentId, nodeId, attempt, index, childId });
   wait.started++;
 }
@@ -134,7 +136,7 @@ export function childEnded(tx: Tx, childId: number, status: 'COMPLETED' | 'FAILE
     } else if (next.started < next.total && parent.pausedAt === null) {
       // (A paused parent starts no child: the unpause tops its nodes up, startWaitingChildren.)
       const input = q.children.input({ instanceId: link.instanceId, nodeId: link.nodeId, attempt: link.attempt, index: next.started });
-      if (input !== undefined) startChild(tx, link.instanceId, link.nodeId, link.attempt, next, input.json, input.concurrencyKey);
+      if (input !== undefined) startChild(tx, parent, link.nodeId, link.attempt, next, input.json, input.concurrencyKey);
     }
   }
   if (status !== 'COMPLETED') {
@@ -162,8 +164,9 @@ export function cancelChildren(tx: Tx, instanceId: number, nodeId: string | unde
  * Starts the children a node of an unpaused instance owes: up to `maxConcurrency` running for each
  * node still waiting on children (a paused parent started none when its children ended).
  */
-export function startWaitingChildren(tx: Tx, instanceId: number): void {
+export function startWaitingChildren(tx: Tx, inst: InstanceRef): void {
   const { q } = tx;
+  const instanceId = inst.id;
   for (const n of q.nodes.all(instanceId)) {
     const w = n.wait;
     if (n.status !== 'WAITING' || w?.kind !== 'children' || w.failing !== undefined) continue;
@@ -173,7 +176,7 @@ export function startWaitingChildren(tx: Tx, instanceId: number): void {
       const input = q.children.input({ instanceId, nodeId: n.nodeId, attempt: n.attempt, index: next.started });
       if (input === undefined) break;
       if (next.mergeGlobals === true) globals ??= q.instances.variables(instanceId)?.variables;
-      startChild(tx, instanceId, n.nodeId, n.attempt, next, input.json, input.concurrencyKey, globals);
+      startChild(tx, inst, n.nodeId, n.attempt, next, input.json, input.concurrencyKey, globals);
     }
     if (next.started !== w.started) q.nodes.park({ instanceId, nodeId: n.nodeId, status: 'WAITING', wait: next });
   }

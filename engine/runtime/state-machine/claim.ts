@@ -7,7 +7,7 @@ import { EngineError } from '../../errors';
 import { isTerminal, startsNothing } from '../../vocabulary';
 import type { CompiledWorkflow } from '../compiled';
 import type { InstanceHead, NodeWait, Pins, ScheduleRow, StepResults } from '../../store/queries';
-import type { Dispatch, Tx } from './tx';
+import { testMark, type Dispatch, type Tx } from './tx';
 import { failOnDeadline, pastDeadline } from './instance';
 import { continueCompensation } from './compensation';
 
@@ -32,6 +32,11 @@ export interface ClaimedStep {
   startedAt: number;
   /** When the step became due, epoch ms: its row's due time before the claim (a start at once: `startedAt`). */
   dueAt: number;
+  /**
+   * Its instance is a test run: the events of its outcome say so, and the metrics leave its
+   * attempt out (read with the instance row the claim reads anyway).
+   */
+  test: boolean;
   /** The instance's global variables. */
   variables: Record<string, unknown>;
   /** `$steps`, when the workflow reads it, the node follows an error edge, or it is a compensation; else `{}`. */
@@ -118,7 +123,7 @@ function stepInputs(tx: Tx, wf: CompiledWorkflow, row: ScheduleRow): { steps: St
  */
 function noteStart(
   tx: Tx,
-  inst: { id: number; status: string; startedAt: number | null },
+  inst: { id: number; status: string; startedAt: number | null; test: boolean },
   nodeId: string,
   attempt: number | undefined,
 ): void {
@@ -131,9 +136,9 @@ function noteStart(
       status: wakes ? 'RUNNING' : (inst.status as 'RUNNING'),
       now: tx.now,
     });
-  if (wakes) tx.events.push({ type: 'instance.changed', instanceId: inst.id, status: 'RUNNING' });
+  if (wakes) tx.events.push({ type: 'instance.changed', instanceId: inst.id, status: 'RUNNING', ...testMark(inst) });
   if (attempt !== undefined)
-    tx.events.push({ type: 'node.changed', instanceId: inst.id, nodeId, status: 'RUNNING', attempt });
+    tx.events.push({ type: 'node.changed', instanceId: inst.id, nodeId, status: 'RUNNING', attempt, ...testMark(inst) });
 }
 
 /**
@@ -176,7 +181,7 @@ function claimRow(tx: Tx, o: ClaimOptions, row: ScheduleRow, out: ClaimedStep[])
   const leased: ScheduleRow = { ...row, version: row.version + 1, leaseOwner: o.owner, nextRunAt: lease };
   let inst = q.instances.get(row.instanceId);
   if (inst && row.kind !== 'deadline' && pastDeadline(tx, inst)) {
-    failOnDeadline(tx, inst.id);
+    failOnDeadline(tx, inst);
     inst = q.instances.get(row.instanceId);
   }
   if (!inst || isTerminal(inst.status)) {
@@ -200,7 +205,7 @@ function claimRow(tx: Tx, o: ClaimOptions, row: ScheduleRow, out: ClaimedStep[])
   }
   if (row.kind === 'deadline') {
     q.schedule.delete(row.id);
-    failOnDeadline(tx, inst.id);
+    failOnDeadline(tx, inst);
     return;
   }
   const nodeId = row.nodeId ?? '';
@@ -221,6 +226,7 @@ function claimRow(tx: Tx, o: ClaimOptions, row: ScheduleRow, out: ClaimedStep[])
       exhausted: false,
       startedAt: now,
       dueAt: row.nextRunAt,
+      test: inst.test,
       variables: inst.variables,
       steps: inputs.steps,
       error: inputs.error,
@@ -314,6 +320,7 @@ function claimRow(tx: Tx, o: ClaimOptions, row: ScheduleRow, out: ClaimedStep[])
     exhausted,
     startedAt: now,
     dueAt: row.nextRunAt,
+    test: inst.test,
     variables: inst.variables,
     steps: inputs.steps,
     error: inputs.error,
@@ -341,6 +348,7 @@ export function takeDispatched(tx: Tx, d: Dispatch): ClaimedStep[] {
         instanceId: e.instanceId,
         nodeId: e.nodeId,
         status: 'CANCELLED',
+        ...(inst === undefined ? undefined : testMark(inst)),
       });
       continueCompensation(tx, e.instanceId);
       continue;
@@ -349,7 +357,7 @@ export function takeDispatched(tx: Tx, d: Dispatch): ClaimedStep[] {
       // A paused instance starts no node: it is READY again, its row parked until the unpause.
       q.nodes.unstart({ instanceId: e.instanceId, nodeId: e.nodeId, status: 'READY' });
       q.schedule.park({ id: e.scheduleId, owner: null, remainingMs: 0 });
-      tx.events.push({ type: 'node.changed', instanceId: e.instanceId, nodeId: e.nodeId, status: 'READY' });
+      tx.events.push({ type: 'node.changed', instanceId: e.instanceId, nodeId: e.nodeId, status: 'READY', ...testMark(inst) });
       continue;
     }
     const row: ScheduleRow = {
@@ -372,6 +380,7 @@ export function takeDispatched(tx: Tx, d: Dispatch): ClaimedStep[] {
       exhausted: false,
       startedAt: now,
       dueAt: now,
+      test: inst.test,
       variables: inst.variables,
       steps: inputs.steps,
       error: inputs.error,
@@ -387,7 +396,7 @@ export function fireDeadlines(tx: Tx, limit: number): void {
     if (!tx.q.schedule.take({ id: row.id, version: row.version })) continue;
     const inst: InstanceHead | undefined = tx.q.instances.head(row.instanceId);
     if (!inst || isTerminal(inst.status)) continue;
-    failOnDeadline(tx, inst.id);
+    failOnDeadline(tx, inst);
   }
 }
 

@@ -4,7 +4,7 @@
  * fails after its retries stops the chain there and SUSPENDs the instance.
  */
 import type { SerializedError } from '../../errors';
-import type { Tx } from './tx';
+import { testMark, type InstanceRef, type Tx } from './tx';
 import { suspend } from './instance';
 import { instanceEnded } from './instance';
 
@@ -22,22 +22,23 @@ export function continueCompensation(tx: Tx, instanceId: number): void {
   if (next) {
     q.nodes.setStatus({ instanceId, nodeId: next.nodeId, status: 'COMPENSATING' });
     q.schedule.insert({ instanceId, nodeId: next.nodeId, kind: 'compensate', at: now, retryCount: 0, now });
-    tx.events.push({ type: 'node.changed', instanceId, nodeId: next.nodeId, status: 'COMPENSATING' });
+    tx.events.push({ type: 'node.changed', instanceId, nodeId: next.nodeId, status: 'COMPENSATING', ...testMark(inst) });
     return;
   }
   const end = inst.endStatus ?? 'FAILED';
   q.instances.end({ id: instanceId, status: end, now });
   q.schedule.deleteForInstance(instanceId);
   q.history.append({ instanceId, nodeId: null, type: end === 'FAILED' ? 'instance.failed' : 'instance.cancelled', at: now });
-  tx.events.push({ type: 'instance.finished', instanceId, status: end });
+  tx.events.push({ type: 'instance.finished', instanceId, status: end, ...testMark(inst) });
   instanceEnded(tx, inst, end);
 }
 
 /** A compensation succeeded: the node is COMPENSATED and the chain goes on. */
-export function compensated(tx: Tx, instanceId: number, nodeId: string, result: unknown, attempt: number): void {
+export function compensated(tx: Tx, inst: InstanceRef, nodeId: string, result: unknown, attempt: number): void {
+  const instanceId = inst.id;
   tx.q.nodes.compensated({ instanceId, nodeId });
   tx.q.history.append({ instanceId, nodeId, type: 'compensation.completed', at: tx.now, attempt, ...(result === undefined ? {} : { data: { result } }) });
-  tx.events.push({ type: 'node.changed', instanceId, nodeId, status: 'COMPENSATED' });
+  tx.events.push({ type: 'node.changed', instanceId, nodeId, status: 'COMPENSATED', ...testMark(inst) });
   continueCompensation(tx, instanceId);
 }
 
@@ -45,8 +46,9 @@ export function compensated(tx: Tx, instanceId: number, nodeId: string, result: 
  * A compensation attempt failed: retried at `retryAt` when its policy allows, else the chain
  * stops there, the failure is dead-lettered and the instance is SUSPENDED; resuming continues it.
  */
-export function compensationFailed(tx: Tx, instanceId: number, nodeId: string, error: SerializedError, attempt: number, retryAt: number | null): void {
+export function compensationFailed(tx: Tx, inst: InstanceRef, nodeId: string, error: SerializedError, attempt: number, retryAt: number | null): void {
   const { q, now } = tx;
+  const instanceId = inst.id;
   if (retryAt !== null) {
     q.schedule.insert({ instanceId, nodeId, kind: 'compensate', at: retryAt, retryCount: attempt, now });
     q.history.append({ instanceId, nodeId, type: 'compensation.failed', at: now, attempt, data: { error, willRetry: true, nextAttemptAt: retryAt } });
@@ -55,5 +57,5 @@ export function compensationFailed(tx: Tx, instanceId: number, nodeId: string, e
   q.nodes.park({ instanceId, nodeId, status: 'COMPENSATING', wait: { kind: 'compensation' }, error });
   q.history.append({ instanceId, nodeId, type: 'compensation.failed', at: now, attempt, data: { error, willRetry: false } });
   q.history.deadLetter({ instanceId, nodeId, kind: 'compensation', attempts: attempt, error, now });
-  suspend(tx, instanceId, { kind: 'compensation', nodeId, error, attempts: attempt, at: now });
+  suspend(tx, inst, { kind: 'compensation', nodeId, error, attempts: attempt, at: now });
 }

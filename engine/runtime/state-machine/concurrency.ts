@@ -12,7 +12,7 @@
  * lock first (`lockConcurrency`), so two transactions never both admit into the last slot.
  */
 import type { InstanceHead } from '../../store/queries';
-import type { Tx } from './tx';
+import { testMark, type Tx } from './tx';
 
 /**
  * Whether a new instance of slot `key` (limit `limit`) is admitted now; takes the slot's lock first.
@@ -41,6 +41,6 @@ export function releaseSlot(tx: Tx, inst: Pick<InstanceHead, 'concurrencyKey'>):
     q.instances.admit({ id: next.id, now });
     q.schedule.releaseHeld({ instanceId: next.id, now, paused: next.pausedAt !== null });
     q.history.append({ instanceId: next.id, nodeId: null, type: 'instance.admitted', at: now });
-    tx.events.push({ type: 'instance.changed', instanceId: next.id, status: 'PENDING' });
+    tx.events.push({ type: 'instance.changed', instanceId: next.id, status: 'PENDING', ...testMark(next) });
   }
 }

@@ -7,7 +7,7 @@
 import { EngineError, type SerializedError } from '../../errors';
 import type { CompiledWorkflow } from '../compiled';
 import { concurrencyKey, PARKED_AT } from '../../store/queries';
-import type { Tx } from './tx';
+import { testMark, type Tx } from './tx';
 import { admits } from './concurrency';
 import { settle } from './instance';
 
@@ -121,7 +121,7 @@ export function forkInstance(tx: Tx, wf: CompiledWorkflow, plan: ForkPlan): numb
     data: { workflow: wf.name, version: wf.version, businessKey: null, forkedFrom: plan.forkedFrom, ...(held ? { held: { limit: limit?.limit } } : {}) },
   });
   q.history.append({ instanceId: plan.forkedFrom.id, nodeId: null, type: 'instance.forked', at: now, actor: plan.actor, data: { forkId: id, at: plan.forkedFrom.at } });
-  tx.events.push({ type: 'instance.created', instanceId: id, workflow: wf.name, version: wf.version });
+  tx.events.push({ type: 'instance.created', instanceId: id, workflow: wf.name, version: wf.version, ...testMark({ test: plan.test === true }) });
   if (open === 0 && !held) settle(tx, id);
   return id;
 }

@@ -6,15 +6,16 @@ import { EngineError, type SerializedError } from '../../errors';
 import { isTerminal, startsNothing } from '../../vocabulary';
 import type { CompiledWorkflow } from '../compiled';
 import { concurrencyKey, PARKED_AT, type InstanceHead, type Pins, type Suspension } from '../../store/queries';
-import { canDispatch, type Tx } from './tx';
+import { canDispatch, testMark, type InstanceRef, type Tx } from './tx';
 import { continueCompensation } from './compensation';
 import { cancelChildren, childEnded } from './children';
 import { admits, releaseSlot } from './concurrency';
 
-/** The instance and node that start a child instance (a `subworkflow` or `map` node's). */
+/** The instance and node that start a child instance (a `subworkflow` or `map` node's), and whether it is a test run (its children are). */
 export interface ParentLink {
   id: number;
   nodeId: string;
+  test: boolean;
 }
 
 /** The optional parts of {@link createInstance}. */
@@ -57,6 +58,8 @@ export function createInstance(tx: Tx, wf: CompiledWorkflow, variablesJson: stri
   const held = key !== null && limit !== undefined && !admits(tx, key, limit.limit);
   const dispatch = (): boolean => !held && canDispatch(tx);
   const running = dispatch() && wf.nodes.size > 0;
+  // What the insert stores: given, else the parent's, else not a test run.
+  const test = options.test ?? parent?.test ?? false;
   const id = q.instances.insert({
     workflowId: wf.id,
     status: running ? 'RUNNING' : 'PENDING',
@@ -68,7 +71,7 @@ export function createInstance(tx: Tx, wf: CompiledWorkflow, variablesJson: stri
     concurrencyKey: key,
     held,
     ...(options.priority === undefined ? {} : { priority: options.priority }),
-    ...(options.test === undefined ? {} : { test: options.test }),
+    test,
     ...(options.pins === undefined ? {} : { pinsJson: JSON.stringify(options.pins) }),
   });
   const started: string[] = [];
@@ -103,9 +106,10 @@ export function createInstance(tx: Tx, wf: CompiledWorkflow, variablesJson: stri
       ...(options.test === true ? { test: true, ...(options.pins === undefined ? {} : { pinned: Object.keys(options.pins) }) } : {}),
     },
   });
-  tx.events.push({ type: 'instance.created', instanceId: id, workflow: wf.name, version: wf.version });
-  if (running) tx.events.push({ type: 'instance.changed', instanceId: id, status: 'RUNNING' });
-  for (const nodeId of started) tx.events.push({ type: 'node.changed', instanceId: id, nodeId, status: 'RUNNING', attempt: 1 });
+  const mark = testMark({ test });
+  tx.events.push({ type: 'instance.created', instanceId: id, workflow: wf.name, version: wf.version, ...mark });
+  if (running) tx.events.push({ type: 'instance.changed', instanceId: id, status: 'RUNNING', ...mark });
+  for (const nodeId of started) tx.events.push({ type: 'node.changed', instanceId: id, nodeId, status: 'RUNNING', attempt: 1, ...mark });
   return id;
 }
 
@@ -127,19 +131,20 @@ export function settle(tx: Tx, instanceId: number, current?: InstanceHead): void
     q.instances.end({ id: instanceId, status: 'COMPLETED', now });
     q.schedule.deleteForInstance(instanceId);
     q.history.append({ instanceId, nodeId: null, type: 'instance.completed', at: now });
-    tx.events.push({ type: 'instance.finished', instanceId, status: 'COMPLETED' });
+    tx.events.push({ type: 'instance.finished', instanceId, status: 'COMPLETED', ...testMark(inst) });
     instanceEnded(tx, inst, 'COMPLETED');
     return;
   }
   const status = active > 0 ? 'RUNNING' : 'WAITING';
   if (status !== inst.status) {
     q.instances.setStatus({ id: instanceId, status, now });
-    tx.events.push({ type: 'instance.changed', instanceId, status });
+    tx.events.push({ type: 'instance.changed', instanceId, status, ...testMark(inst) });
   }
 }
 
 /** SUSPENDs the instance for a person (DESIGN.md section 4); one already SUSPENDED keeps showing its first incident. */
-export function suspend(tx: Tx, instanceId: number, suspension: Suspension): void {
+export function suspend(tx: Tx, inst: InstanceRef, suspension: Suspension): void {
+  const instanceId = inst.id;
   tx.q.instances.suspend({ id: instanceId, suspension, now: tx.now });
   tx.q.history.append({
     instanceId,
@@ -148,7 +153,7 @@ export function suspend(tx: Tx, instanceId: number, suspension: Suspension): voi
     at: tx.now,
     data: { reason: suspension.kind, error: suspension.error, attempts: suspension.attempts },
   });
-  tx.events.push({ type: 'instance.changed', instanceId, status: 'SUSPENDED' });
+  tx.events.push({ type: 'instance.changed', instanceId, status: 'SUSPENDED', ...testMark(inst) });
 }
 
 /**
@@ -156,11 +161,11 @@ export function suspend(tx: Tx, instanceId: number, suspension: Suspension): voi
  * instance is still open (two branches failed), the instance stays SUSPENDED, now showing that
  * one. Returns whether it did.
  */
-export function suspendOnNextIncident(tx: Tx, instanceId: number, resolvedNodeId: string): boolean {
-  const next = tx.q.nodes.otherIncidents({ instanceId, exceptNodeId: resolvedNodeId })[0];
+export function suspendOnNextIncident(tx: Tx, inst: InstanceRef, resolvedNodeId: string): boolean {
+  const next = tx.q.nodes.otherIncidents({ instanceId: inst.id, exceptNodeId: resolvedNodeId })[0];
   if (!next) return false;
   const error = next.error ?? { code: 'HANDLER_ERROR', message: 'failed' };
-  suspend(tx, instanceId, { kind: 'incident', nodeId: next.nodeId, error, attempts: next.attempt, at: next.endedAt ?? tx.now });
+  suspend(tx, inst, { kind: 'incident', nodeId: next.nodeId, error, attempts: next.attempt, at: next.endedAt ?? tx.now });
   return true;
 }
 
@@ -169,8 +174,10 @@ export function suspendOnNextIncident(tx: Tx, instanceId: number, resolvedNodeId
  * retries go, nodes already running finish and are recorded, then compensation runs in reverse
  * completion order (DESIGN.md "Rules pinned").
  */
-export function failInstance(tx: Tx, instanceId: number, error: SerializedError | null, endStatus: 'FAILED' | 'CANCELLED', actor?: string): void {
+export function failInstance(tx: Tx, inst: InstanceRef, error: SerializedError | null, endStatus: 'FAILED' | 'CANCELLED', actor?: string): void {
   const { q, now } = tx;
+  const instanceId = inst.id;
+  const mark = testMark(inst);
   q.instances.startCompensating({ id: instanceId, endStatus, ...(error === null ? {} : { error }), now });
   q.schedule.deleteUnleasedForInstance(instanceId);
   q.schedule.deleteDeadline(instanceId);
@@ -179,7 +186,7 @@ export function failInstance(tx: Tx, instanceId: number, error: SerializedError 
   for (const n of q.nodes.open(instanceId)) {
     if (n.status === 'RUNNING') continue;
     q.nodes.setStatus({ instanceId, nodeId: n.nodeId, status: 'CANCELLED' });
-    tx.events.push({ type: 'node.changed', instanceId, nodeId: n.nodeId, status: 'CANCELLED' });
+    tx.events.push({ type: 'node.changed', instanceId, nodeId: n.nodeId, status: 'CANCELLED', ...mark });
   }
   q.history.append({
     instanceId,
@@ -189,7 +196,7 @@ export function failInstance(tx: Tx, instanceId: number, error: SerializedError 
     actor,
     ...(error === null ? {} : { data: { error } }),
   });
-  tx.events.push({ type: 'instance.changed', instanceId, status: 'COMPENSATING' });
+  tx.events.push({ type: 'instance.changed', instanceId, status: 'COMPENSATING', ...mark });
   continueCompensation(tx, instanceId);
 }
 
@@ -202,12 +209,13 @@ export function failInstance(tx: Tx, instanceId: number, error: SerializedError 
 export function cancelInstance(tx: Tx, instanceId: number, compensate: boolean, actor?: string): void {
   const { q, now } = tx;
   const head = q.instances.head(instanceId);
+  const mark = head === undefined ? undefined : testMark(head);
   // A paused instance is cancelled too: its compensations must run.
   q.instances.unpause({ id: instanceId, now });
   q.schedule.deleteForInstance(instanceId);
   for (const n of q.nodes.open(instanceId)) {
     q.nodes.setStatus({ instanceId, nodeId: n.nodeId, status: 'CANCELLED' });
-    tx.events.push({ type: 'node.changed', instanceId, nodeId: n.nodeId, status: 'CANCELLED' });
+    tx.events.push({ type: 'node.changed', instanceId, nodeId: n.nodeId, status: 'CANCELLED', ...mark });
   }
   // After its nodes: the children's ends find nothing waiting for them.
   cancelChildren(tx, instanceId, undefined, compensate, actor);
@@ -217,13 +225,13 @@ export function cancelInstance(tx: Tx, instanceId: number, compensate: boolean, 
     // A compensation that failed (the instance was SUSPENDED on it) is run again, first.
     q.nodes.resetFailedCompensations(instanceId);
     q.instances.startCompensating({ id: instanceId, endStatus: 'CANCELLED', now });
-    tx.events.push({ type: 'instance.changed', instanceId, status: 'COMPENSATING' });
+    tx.events.push({ type: 'instance.changed', instanceId, status: 'COMPENSATING', ...mark });
     continueCompensation(tx, instanceId);
     return;
   }
   q.instances.end({ id: instanceId, status: 'CANCELLED', now });
   q.history.append({ instanceId, nodeId: null, type: 'instance.cancelled', at: now, actor });
-  tx.events.push({ type: 'instance.finished', instanceId, status: 'CANCELLED' });
+  tx.events.push({ type: 'instance.finished', instanceId, status: 'CANCELLED', ...mark });
   instanceEnded(tx, head ?? { id: instanceId, parentId: null, concurrencyKey: null }, 'CANCELLED');
 }
 
@@ -249,10 +257,10 @@ export function pastDeadline(tx: Tx, inst: InstanceHead): boolean {
 }
 
 /** Fails an instance whose deadline passed (its deadline row goes too); its running handlers are aborted after commit. */
-export function failOnDeadline(tx: Tx, instanceId: number): void {
-  const error = new EngineError('DEADLINE_EXCEEDED', `instance ${instanceId} passed its deadline`, { retryable: false }).toJSON();
-  failInstance(tx, instanceId, error, 'FAILED');
-  tx.aborts.push({ instanceId, code: 'DEADLINE_EXCEEDED', message: 'instance deadline passed' });
+export function failOnDeadline(tx: Tx, inst: InstanceRef): void {
+  const error = new EngineError('DEADLINE_EXCEEDED', `instance ${inst.id} passed its deadline`, { retryable: false }).toJSON();
+  failInstance(tx, inst, error, 'FAILED');
+  tx.aborts.push({ instanceId: inst.id, code: 'DEADLINE_EXCEEDED', message: 'instance deadline passed' });
 }
 
 /**
@@ -262,6 +270,6 @@ export function failOnDeadline(tx: Tx, instanceId: number): void {
 export function headAfterDeadline(tx: Tx, instanceId: number): InstanceHead | undefined {
   const inst = tx.q.instances.head(instanceId);
   if (!inst || !pastDeadline(tx, inst)) return inst;
-  failOnDeadline(tx, instanceId);
+  failOnDeadline(tx, inst);
   return tx.q.instances.head(instanceId);
 }

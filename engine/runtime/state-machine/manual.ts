@@ -9,7 +9,7 @@ import { EngineError } from '../../errors';
 import { isTerminal } from '../../vocabulary';
 import { PARKED_AT, type InstanceRow } from '../../store/queries';
 import type { SettledResult } from '../outcome';
-import type { Tx } from './tx';
+import { testMark, type Tx } from './tx';
 import { cancelInstance, failInstance, failOnDeadline, pastDeadline, settle, suspendOnNextIncident, instanceEnded } from './instance';
 import { completeNode, skipFlows } from './node';
 import { continueCompensation } from './compensation';
@@ -67,7 +67,7 @@ export function decideApproval(tx: Tx, a: ApprovalDecision): EngineError | undef
   const inst = q.instances.get(a.instanceId);
   if (!inst || isTerminal(inst.status)) throw new EngineError('INVALID_STATE', `instance ${a.instanceId} is ${inst?.status ?? 'gone'}`);
   if (pastDeadline(tx, inst)) {
-    failOnDeadline(tx, a.instanceId);
+    failOnDeadline(tx, inst);
     return pastDeadlineError(a.instanceId);
   }
   const wf = tx.workflow(inst.workflowId);
@@ -109,10 +109,11 @@ export function resumeInstance(tx: Tx, r: ResumeAction): EngineError | undefined
   const suspension = inst.suspension;
   if (inst.status !== 'SUSPENDED' || !suspension) throw new EngineError('INVALID_STATE', `instance ${r.instanceId} is ${inst.status}, not SUSPENDED`);
   if (r.action !== 'fail' && pastDeadline(tx, inst)) {
-    failOnDeadline(tx, r.instanceId);
+    failOnDeadline(tx, inst);
     return pastDeadlineError(r.instanceId);
   }
   const id = r.instanceId;
+  const mark = testMark(inst);
   const wf = tx.workflow(inst.workflowId);
   const nodeId = suspension.nodeId;
   if (r.variables !== undefined) q.instances.setVariables({ id, variables: r.variables, now });
@@ -126,25 +127,25 @@ export function resumeInstance(tx: Tx, r: ResumeAction): EngineError | undefined
   });
   if (suspension.kind === 'incident') {
     if (r.action === 'fail') {
-      failInstance(tx, id, suspension.error, 'FAILED', r.actor);
+      failInstance(tx, inst, suspension.error, 'FAILED', r.actor);
       return undefined;
     }
     q.instances.clearSuspension({ id, status: 'RUNNING', now });
     // Another branch's incident still open keeps the instance SUSPENDED, now showing that one.
-    const stillSuspended = suspendOnNextIncident(tx, id, nodeId);
+    const stillSuspended = suspendOnNextIncident(tx, inst, nodeId);
     const live = q.instances.head(id);
     if (!live) return undefined;
     if (r.action === 'retry') {
       const st = q.nodes.get(id, nodeId);
       q.nodes.ready({ instanceId: id, nodeId, attemptLimit: (st?.attempt ?? 0) + (wf.nodes.get(nodeId)?.retry.maxAttempts ?? 1) });
       q.schedule.insert({ instanceId: id, nodeId, kind: 'run', at: now, retryCount: 0, now });
-      tx.events.push({ type: 'node.changed', instanceId: id, nodeId, status: 'READY' });
+      tx.events.push({ type: 'node.changed', instanceId: id, nodeId, status: 'READY', ...mark });
       settle(tx, id);
     } else if (r.skip) {
       q.history.append({ instanceId: id, nodeId, type: 'node.skipped_by_hand', at: now, actor: r.actor, data: { result: r.skip.output } });
       completeNode(tx, live, wf, nodeId, r.skip, 0, null);
     }
-    if (!stillSuspended) tx.events.push({ type: 'instance.changed', instanceId: id, status: 'RUNNING' });
+    if (!stillSuspended) tx.events.push({ type: 'instance.changed', instanceId: id, status: 'RUNNING', ...mark });
     return undefined;
   }
   // A failed compensation.
@@ -152,16 +153,16 @@ export function resumeInstance(tx: Tx, r: ResumeAction): EngineError | undefined
     // The chain stops: the node whose compensation failed is left as its peers not yet
     // compensated are, COMPLETED (its effect stands), not COMPENSATING as if still under way.
     q.nodes.resetFailedCompensations(id);
-    tx.events.push({ type: 'node.changed', instanceId: id, nodeId, status: 'COMPLETED' });
+    tx.events.push({ type: 'node.changed', instanceId: id, nodeId, status: 'COMPLETED', ...mark });
     q.instances.end({ id, status: 'FAILED', now });
     q.schedule.deleteForInstance(id);
     q.history.append({ instanceId: id, nodeId: null, type: 'instance.failed', at: now, actor: r.actor, data: { reason: 'compensation stopped by hand' } });
-    tx.events.push({ type: 'instance.finished', instanceId: id, status: 'FAILED' });
+    tx.events.push({ type: 'instance.finished', instanceId: id, status: 'FAILED', ...mark });
     instanceEnded(tx, inst, 'FAILED');
     return undefined;
   }
   q.instances.clearSuspension({ id, status: 'COMPENSATING', now });
-  tx.events.push({ type: 'instance.changed', instanceId: id, status: 'COMPENSATING' });
+  tx.events.push({ type: 'instance.changed', instanceId: id, status: 'COMPENSATING', ...mark });
   if (r.action === 'retry') {
     q.schedule.insert({ instanceId: id, nodeId, kind: 'compensate', at: now, retryCount: 0, now });
   } else {
@@ -203,6 +204,7 @@ export function retryInstance(tx: Tx, r: { instanceId: number; expectedVersion?:
   const { q, now } = tx;
   const id = r.instanceId;
   const inst = instanceForAction(tx, id, r.expectedVersion);
+  const mark = testMark(inst);
   if (inst.status !== 'FAILED') throw new EngineError('INVALID_STATE', `instance ${id} is ${inst.status}, not FAILED`);
   const wf = tx.workflow(inst.workflowId);
   const nodes = q.nodes.all(id);
@@ -228,7 +230,7 @@ export function retryInstance(tx: Tx, r: { instanceId: number; expectedVersion?:
   const runs: string[] = [];
   const ready = (nodeId: string): void => {
     q.schedule.insert({ instanceId: id, nodeId, kind: 'run', at: held ? PARKED_AT : now, retryCount: 0, now });
-    tx.events.push({ type: 'node.changed', instanceId: id, nodeId, status: 'READY' });
+    tx.events.push({ type: 'node.changed', instanceId: id, nodeId, status: 'READY', ...mark });
     runs.push(nodeId);
   };
   for (const n of failed) {
@@ -249,8 +251,8 @@ export function retryInstance(tx: Tx, r: { instanceId: number; expectedVersion?:
     } else {
       q.nodes.setStatus({ instanceId: id, nodeId: n.nodeId, status: 'SKIPPED' });
       q.history.append({ instanceId: id, nodeId: n.nodeId, type: 'node.skipped', at: now, data: { reason: 'no incoming edge was taken' } });
-      tx.events.push({ type: 'node.changed', instanceId: id, nodeId: n.nodeId, status: 'SKIPPED' });
-      skipFlows(tx, id, wf, n.nodeId);
+      tx.events.push({ type: 'node.changed', instanceId: id, nodeId: n.nodeId, status: 'SKIPPED', ...mark });
+      skipFlows(tx, inst, wf, n.nodeId);
     }
   }
   q.history.append({
@@ -268,10 +270,10 @@ export function retryInstance(tx: Tx, r: { instanceId: number; expectedVersion?:
   });
   if (held && runs.length > 0) {
     q.instances.hold({ id, now });
-    tx.events.push({ type: 'instance.changed', instanceId: id, status: 'PENDING' });
+    tx.events.push({ type: 'instance.changed', instanceId: id, status: 'PENDING', ...mark });
     return runs;
   }
-  tx.events.push({ type: 'instance.changed', instanceId: id, status: 'RUNNING' });
+  tx.events.push({ type: 'instance.changed', instanceId: id, status: 'RUNNING', ...mark });
   settle(tx, id);
   return runs;
 }

@@ -5,7 +5,7 @@
 import type { SerializedError } from '../../errors';
 import type { CompiledWorkflow } from '../compiled';
 import type { InstanceHead } from '../../store/queries';
-import { canDispatch, type SpareRow, type Tx } from './tx';
+import { canDispatch, testMark, type InstanceRef, type SpareRow, type Tx } from './tx';
 import { failInstance, settle, suspend } from './instance';
 import { continueCompensation } from './compensation';
 
@@ -24,9 +24,10 @@ export interface EdgeDecision {
  * `spare` (the consumed claim's schedule row) when it belongs to the same instance. Returns
  * whether some node became READY or RUNNING.
  */
-export function resolveEdge(tx: Tx, instanceId: number, wf: CompiledWorkflow, to: string, taken: boolean, spare?: SpareRow): boolean {
+export function resolveEdge(tx: Tx, inst: InstanceRef, wf: CompiledWorkflow, to: string, taken: boolean, spare?: SpareRow): boolean {
   const node = wf.nodes.get(to);
   if (!node) return false;
+  const instanceId = inst.id;
   const { q, now } = tx;
   const start = canDispatch(tx);
   const need = node.join === 'all' ? node.incoming.length : 1;
@@ -50,7 +51,7 @@ export function resolveEdge(tx: Tx, instanceId: number, wf: CompiledWorkflow, to
     }
     d.slots--;
     d.claims.push({ scheduleId, version, instanceId, workflowId: wf.id, nodeId: to, attempt: r.attempt, attemptLimit: r.attemptLimit });
-    tx.events.push({ type: 'node.changed', instanceId, nodeId: to, status: 'RUNNING', attempt: r.attempt });
+    tx.events.push({ type: 'node.changed', instanceId, nodeId: to, status: 'RUNNING', attempt: r.attempt, ...testMark(inst) });
     return true;
   }
   if (r.status !== 'SKIPPED') return false;
@@ -61,16 +62,16 @@ export function resolveEdge(tx: Tx, instanceId: number, wf: CompiledWorkflow, to
     at: now,
     data: { reason: node.join === 'all' ? 'join "all": not every incoming edge was taken' : 'no incoming edge was taken' },
   });
-  tx.events.push({ type: 'node.changed', instanceId, nodeId: to, status: 'SKIPPED' });
-  return skipFlows(tx, instanceId, wf, to, spare);
+  tx.events.push({ type: 'node.changed', instanceId, nodeId: to, status: 'SKIPPED', ...testMark(inst) });
+  return skipFlows(tx, inst, wf, to, spare);
 }
 
 /** A node that will not run resolves every edge leaving it as not taken. Returns whether some node became ready. */
-export function skipFlows(tx: Tx, instanceId: number, wf: CompiledWorkflow, nodeId: string, spare?: SpareRow): boolean {
+export function skipFlows(tx: Tx, inst: InstanceRef, wf: CompiledWorkflow, nodeId: string, spare?: SpareRow): boolean {
   const node = wf.nodes.get(nodeId);
   let readied = false;
-  for (const e of node?.outgoing ?? []) readied = resolveEdge(tx, instanceId, wf, e.to, false, spare) || readied;
-  for (const e of node?.errorOut ?? []) readied = resolveEdge(tx, instanceId, wf, e.to, false, spare) || readied;
+  for (const e of node?.outgoing ?? []) readied = resolveEdge(tx, inst, wf, e.to, false, spare) || readied;
+  for (const e of node?.errorOut ?? []) readied = resolveEdge(tx, inst, wf, e.to, false, spare) || readied;
   return readied;
 }
 
@@ -99,7 +100,7 @@ export function completeNode(
   const { q, now } = tx;
   const seq = q.history.append({ instanceId: inst.id, nodeId, type: 'node.completed', at: now, attempt, ...(startedAt === null ? {} : { data: { durationMs: now - startedAt } }) });
   q.nodes.complete({ instanceId: inst.id, nodeId, output: result.output, now, seq });
-  tx.events.push({ type: 'node.changed', instanceId: inst.id, nodeId, status: 'COMPLETED', attempt });
+  tx.events.push({ type: 'node.changed', instanceId: inst.id, nodeId, status: 'COMPLETED', attempt, ...testMark(inst) });
   const node = wf.nodes.get(nodeId);
   if (inst.status === 'COMPENSATING') {
     for (const d of result.decisions) {
@@ -114,9 +115,9 @@ export function completeNode(
   let readied = false;
   for (const d of result.decisions) {
     noteNotTaken(tx, inst.id, nodeId, d);
-    readied = resolveEdge(tx, inst.id, wf, d.to, d.taken, spare) || readied;
+    readied = resolveEdge(tx, inst, wf, d.to, d.taken, spare) || readied;
   }
-  for (const e of node?.errorOut ?? []) readied = resolveEdge(tx, inst.id, wf, e.to, false, spare) || readied;
+  for (const e of node?.errorOut ?? []) readied = resolveEdge(tx, inst, wf, e.to, false, spare) || readied;
   // A RUNNING instance that just got a READY node stays RUNNING: settling would only count node
   // states to learn that (the usual case of a step in a chain).
   if (readied && inst.status === 'RUNNING') return;
@@ -140,7 +141,7 @@ export function retryNode(tx: Tx, inst: InstanceHead, nodeId: string, error: Ser
     attempt,
     data: { error, willRetry: true, nextAttemptAt: runAt, ...(startedAt === undefined ? {} : { durationMs: now - startedAt }) },
   });
-  tx.events.push({ type: 'node.changed', instanceId: inst.id, nodeId, status: 'RETRYING', attempt });
+  tx.events.push({ type: 'node.changed', instanceId: inst.id, nodeId, status: 'RETRYING', attempt, ...testMark(inst) });
   settle(tx, inst.id, inst);
 }
 
@@ -161,7 +162,7 @@ export function failNode(tx: Tx, inst: InstanceHead, wf: CompiledWorkflow, nodeI
     attempt,
     data: { error, willRetry: false, ...(startedAt === undefined ? {} : { durationMs: now - startedAt }) },
   });
-  tx.events.push({ type: 'node.changed', instanceId: inst.id, nodeId, status: 'FAILED', attempt });
+  tx.events.push({ type: 'node.changed', instanceId: inst.id, nodeId, status: 'FAILED', attempt, ...testMark(inst) });
   if (inst.status === 'COMPENSATING') {
     continueCompensation(tx, inst.id);
     return;
@@ -169,10 +170,10 @@ export function failNode(tx: Tx, inst: InstanceHead, wf: CompiledWorkflow, nodeI
   const node = wf.nodes.get(nodeId);
   if (node && errorDecisions.some((d) => d.taken)) {
     q.nodes.markFailure({ instanceId: inst.id, nodeId, wait: { kind: 'handled' } });
-    for (const e of node.outgoing) resolveEdge(tx, inst.id, wf, e.to, false);
+    for (const e of node.outgoing) resolveEdge(tx, inst, wf, e.to, false);
     for (const d of errorDecisions) {
       noteNotTaken(tx, inst.id, nodeId, d);
-      resolveEdge(tx, inst.id, wf, d.to, d.taken);
+      resolveEdge(tx, inst, wf, d.to, d.taken);
     }
     settle(tx, inst.id);
     return;
@@ -180,10 +181,10 @@ export function failNode(tx: Tx, inst: InstanceHead, wf: CompiledWorkflow, nodeI
   q.history.deadLetter({ instanceId: inst.id, nodeId, kind: 'node', attempts: attempt, error, now });
   if (node?.onFailure === 'suspend') {
     q.nodes.markFailure({ instanceId: inst.id, nodeId, wait: { kind: 'incident' } });
-    suspend(tx, inst.id, { kind: 'incident', nodeId, error, attempts: attempt, at: now });
+    suspend(tx, inst, { kind: 'incident', nodeId, error, attempts: attempt, at: now });
     return;
   }
-  failInstance(tx, inst.id, error, 'FAILED');
+  failInstance(tx, inst, error, 'FAILED');
 }
 
 /** Parks a node WAITING on a timer (due at `until`) or an approval (timed out at `timeoutAt`), with its schedule row. */
@@ -202,8 +203,8 @@ export function waitNode(
   } else {
     if (wait.timeoutAt !== undefined) q.schedule.insert({ instanceId: inst.id, nodeId, kind: 'timeout', at: wait.timeoutAt, retryCount: 0, now });
     q.history.append({ instanceId: inst.id, nodeId, type: 'approval.requested', at: now, attempt, data: { prompt: wait.prompt, timeoutAt: wait.timeoutAt } });
-    tx.events.push({ type: 'approval.requested', instanceId: inst.id, nodeId, ...(wait.prompt === undefined ? {} : { prompt: wait.prompt }) });
+    tx.events.push({ type: 'approval.requested', instanceId: inst.id, nodeId, ...(wait.prompt === undefined ? {} : { prompt: wait.prompt }), ...testMark(inst) });
   }
-  tx.events.push({ type: 'node.changed', instanceId: inst.id, nodeId, status: 'WAITING', attempt });
+  tx.events.push({ type: 'node.changed', instanceId: inst.id, nodeId, status: 'WAITING', attempt, ...testMark(inst) });
   settle(tx, inst.id, inst);
 }

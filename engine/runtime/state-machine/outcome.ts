@@ -98,12 +98,12 @@ function recordOutcome(tx: Tx, o: Outcome, spare: SpareRow): void {
       if (step.wait?.kind === 'children') cancelChildren(tx, inst.id, nodeId, false);
       return;
     case 'compensated':
-      compensated(tx, inst.id, nodeId, o.result, step.attempt);
+      compensated(tx, inst, nodeId, o.result, step.attempt);
       return;
     case 'compensation_failed': {
       const retry = node?.compensate?.retry;
       const retryAt = !o.final && retry ? now + backoffDelayMs(retry, step.attempt) : null;
-      compensationFailed(tx, inst.id, nodeId, o.error, step.attempt, retryAt);
+      compensationFailed(tx, inst, nodeId, o.error, step.attempt, retryAt);
       return;
     }
   }

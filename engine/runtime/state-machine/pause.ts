@@ -10,7 +10,7 @@
  */
 import { EngineError } from '../../errors';
 import { isTerminal } from '../../vocabulary';
-import type { Tx } from './tx';
+import { testMark, type Tx } from './tx';
 import { startWaitingChildren } from './children';
 
 /**
@@ -27,7 +27,7 @@ export function pauseInstance(tx: Tx, instanceId: number, actor?: string): void 
   q.instances.pause({ id: instanceId, now });
   q.schedule.parkForInstance({ instanceId, now });
   q.history.append({ instanceId, nodeId: null, type: 'instance.paused', at: now, actor });
-  tx.events.push({ type: 'instance.changed', instanceId, status: inst.status });
+  tx.events.push({ type: 'instance.changed', instanceId, status: inst.status, ...testMark(inst) });
 }
 
 /**
@@ -43,7 +43,7 @@ export function unpauseInstance(tx: Tx, instanceId: number, actor?: string): voi
   if (inst.pausedAt === null) throw new EngineError('INVALID_STATE', `instance ${instanceId} is not paused`);
   q.instances.unpause({ id: instanceId, now });
   q.schedule.unparkForInstance({ instanceId, now });
-  startWaitingChildren(tx, instanceId);
+  startWaitingChildren(tx, inst);
   q.history.append({ instanceId, nodeId: null, type: 'instance.unpaused', at: now, actor, data: { pausedMs: now - inst.pausedAt } });
-  tx.events.push({ type: 'instance.changed', instanceId, status: inst.status });
+  tx.events.push({ type: 'instance.changed', instanceId, status: inst.status, ...testMark(inst) });
 }

@@ -12,7 +12,7 @@
 import { EngineError } from '../../errors';
 import { isTerminal } from '../../vocabulary';
 import type { EventWait, InstanceHead } from '../../store/queries';
-import type { Tx } from './tx';
+import { testMark, type Tx } from './tx';
 import { settle } from './instance';
 
 /** An event sent to an instance. */
@@ -79,7 +79,7 @@ export function sendEvent(tx: Tx, e: SentEvent): SendResult {
     actor: e.actor,
     data: { eventId, name: e.name, key: e.key, data: e.data, consumedBy },
   });
-  tx.events.push({ type: 'instance.changed', instanceId: e.instanceId, status: inst.status });
+  tx.events.push({ type: 'instance.changed', instanceId: e.instanceId, status: inst.status, ...testMark(inst) });
   return { eventId, consumedBy };
 }
 
@@ -100,6 +100,6 @@ export function waitEvent(tx: Tx, inst: InstanceHead, nodeId: string, w: { name:
   q.history.append({ instanceId: inst.id, nodeId, type: 'event.waiting', at: now, attempt, data: { name: w.name, key: w.key ?? null, timeoutAt: wait.timeoutAt } });
   const early = q.events.firstOpen({ instanceId: inst.id, name: w.name, key: w.key ?? null });
   if (early) deliver(tx, inst.id, nodeId, wait, early.id, early.data);
-  tx.events.push({ type: 'node.changed', instanceId: inst.id, nodeId, status: 'WAITING', attempt });
+  tx.events.push({ type: 'node.changed', instanceId: inst.id, nodeId, status: 'WAITING', attempt, ...testMark(inst) });
   settle(tx, inst.id, inst);
 }

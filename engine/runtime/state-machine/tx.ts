@@ -10,7 +10,7 @@
  */
 import type { EngineEvent } from '../events';
 import type { CompiledWorkflow } from '../compiled';
-import type { Queries } from '../../store/queries';
+import type { InstanceHead, Queries } from '../../store/queries';
 
 /**
  * Eager dispatch offered to a transaction (Temporal's eager activity execution: a worker that
@@ -75,6 +75,23 @@ export interface SpareRow {
   readonly version: number;
   readonly instanceId: number;
   taken: boolean;
+}
+
+/**
+ * An instance as transitions name it to the events they push: its id and whether it is a test
+ * run. An {@link InstanceHead} or an InstanceRow is one: the flag comes with the row a transition
+ * reads anyway, never from a statement of its own.
+ */
+export type InstanceRef = Pick<InstanceHead, 'id' | 'test'>;
+
+const TEST_RUN = Object.freeze({ test: true as const });
+
+/**
+ * `{ test: true }` for a test run, else undefined: spread last into every event about `inst`
+ * (`{ type: 'node.changed', …, ...testMark(inst) }`), so a normal run's events have no `test` field.
+ */
+export function testMark(inst: { readonly test: boolean }): { readonly test: true } | undefined {
+  return inst.test ? TEST_RUN : undefined;
 }
 
 /** Builds a {@link Tx}. */

@@ -159,7 +159,10 @@ describe('GET /metrics and runnel metrics', () => {
     const h = host;
     await h.value('workflow:save', { definition: { name: 'solo', nodes: [{ id: 'a', type: 'pass' }] } });
     const { id } = await h.value<{ id: number }>('instance:start', { workflow: 'solo' });
-    for (let i = 0; i < 500 && (await h.engine.getInstance(id)).status !== 'COMPLETED'; i++) await new Promise((r) => setTimeout(r, 20));
+    // and a test run of it, pinned, started through the API as the Run dialog does: counted nowhere
+    const { id: testRun } = await h.value<{ id: number }>('instance:start', { workflow: 'solo', test: true, pins: { a: { pinned: true } } });
+    for (const i of [id, testRun]) for (let n = 0; n < 500 && (await h.engine.getInstance(i)).status !== 'COMPLETED'; n++) await new Promise((r) => setTimeout(r, 20));
+    expect(await h.engine.getInstance(testRun)).toMatchObject({ status: 'COMPLETED', test: true });
 
     const anonymous = await fetch(`${h.base}/metrics`);
     expect(anonymous.status).toBe(401);
@@ -172,6 +175,8 @@ describe('GET /metrics and runnel metrics', () => {
     expect(sample(text, 'runnel_instances{workflow="solo",status="COMPLETED"}')).toBe(1);
     expect(sample(text, 'runnel_node_attempts_total{type="pass",outcome="completed"}')).toBe(1);
     expect(sample(text, 'runnel_instances_started_total{workflow="solo"}')).toBe(1);
+    expect(sample(text, 'runnel_instance_transitions_total{status="COMPLETED"}')).toBe(1);
+    expect(sample(text, 'runnel_node_duration_seconds_count{type="pass"}')).toBe(1);
 
     const cli = await runCli('metrics', '--db', h.file);
     expect(cli.code, cli.stderr).toBe(0);

@@ -4,16 +4,24 @@
  * node complete with their pinned results and call nothing (zero requests, zero executions) while
  * the unpinned script runs for real on them; a test run's child instances are test runs; test
  * runs are left out of the metrics, the status counts and the default list (`test: true` lists
- * them); one action deletes every ended one; pins are refused naming the field.
+ * them); one action deletes every ended one; pins are refused naming the field. The process's
+ * own counters (EngineMetrics, what `GET /metrics` serves) count nothing of a test run, pinned or
+ * not, nor of its child, and every engine event about one carries `test: true`, through the
+ * contract's batches too.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { batchEngineEvents } from '../../../engine/api/event-batcher';
+import { EventBatchSchema, type EventBatch } from '../../../engine/api/contract';
 import { EngineError } from '../../../engine/errors';
+import type { EngineEvent } from '../../../engine/runtime/events';
+import { EngineMetrics } from '../../../engine/runtime/metrics';
 import { createDefaultRegistry } from '../../../engine/nodes/registry';
 import type { NodeType } from '../../../engine/nodes/types';
-import { runToSettled, tempEngine, type TempEngine } from '../../helpers/temp-engine';
+import { runToSettled, tempDir, tempEngine, type TempEngine } from '../../helpers/temp-engine';
+import { createTestRegistry } from '../../helpers/test-nodes';
 
 let server: Server;
 let baseUrl = '';
@@ -192,5 +200,166 @@ describe('test runs', () => {
     expect(notTest).toMatchObject({ code: 'INVALID_INPUT', details: { field: 'pins' } });
     expect(await engine.listInstances({ test: true })).toEqual([]);
     expect(await engine.listInstances({})).toEqual([]);
+  });
+});
+
+/** The value of one sample line (`name{labels} value`) of the text format, or undefined when the text has none. */
+function sample(text: string, series: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+/** The sample lines of the counters and histograms fed by instances' events (not the gauges, not the loop's own figures). */
+function instanceSeries(text: string): string[] {
+  return text
+    .split('\n')
+    .filter((l) => /^runnel_(instances_started_total|instance_transitions_total|node_transitions_total|node_attempts_total|node_failures_total|node_duration_seconds_count|due_to_committed_seconds_count)\{/.test(l))
+    .sort();
+}
+
+/** Instance-scoped engine events (the ones that name an instance). */
+type InstanceEvent = Extract<EngineEvent, { instanceId: number }>;
+
+describe('test runs and the process metrics', () => {
+  let t: TempEngine;
+  const log = tempDir('runnel-test-run-metrics-');
+  afterEach(async () => t.close());
+  afterAll(() => log.cleanup());
+
+  // a: instant; b: fails once, then passes on its second attempt; c: a timer.
+  const METERED = {
+    name: 'metered',
+    nodes: [
+      { id: 'a', type: 'pass' },
+      { id: 'b', type: 'flaky', config: { failures: 1 }, retry: { maxAttempts: 2, initialIntervalMs: 1 } },
+      { id: 'c', type: 'delay', config: { durationMs: 1 } },
+    ],
+    edges: [
+      { from: 'a', to: 'b' },
+      { from: 'b', to: 'c' },
+    ],
+  };
+
+  it('count only the normal run: a test run, pinned or not, and the child of one add nothing; their events say test: true', async () => {
+    t = tempEngine({ registry: createTestRegistry(`${log.dir}/calls.log`) });
+    const { engine } = t;
+    await engine.deploy(METERED);
+    await engine.deploy({ name: 'metered-parent', nodes: [{ id: 'call', type: 'subworkflow', config: { workflow: 'metered' } }], edges: [] });
+    const metrics = new EngineMetrics(engine);
+    const seen: InstanceEvent[] = [];
+    const off = engine.on((e) => {
+      if ('instanceId' in e) seen.push(e);
+    });
+    const batches: EventBatch[] = [];
+    const stopBatching = batchEngineEvents(engine, (b) => batches.push(b), 0);
+    try {
+      engine.startWorker();
+      // given a normal run, worked to its end
+      const normal = await runToSettled(engine, await engine.start('metered', {}));
+      expect(normal.status).toBe('COMPLETED');
+      const afterNormal = await metrics.text();
+      const claimedByNormal = sample(afterNormal, 'runnel_worker_claimed_total') ?? 0;
+
+      // then the counters say exactly what it did
+      expect(sample(afterNormal, 'runnel_instances_started_total{workflow="metered"}')).toBe(1);
+      expect(sample(afterNormal, 'runnel_instance_transitions_total{status="COMPLETED"}')).toBe(1);
+      expect(sample(afterNormal, 'runnel_node_attempts_total{type="pass",outcome="completed"}')).toBe(1);
+      expect(sample(afterNormal, 'runnel_node_attempts_total{type="flaky",outcome="retried"}')).toBe(1);
+      expect(sample(afterNormal, 'runnel_node_attempts_total{type="flaky",outcome="completed"}')).toBe(1);
+      expect(sample(afterNormal, 'runnel_node_attempts_total{type="delay",outcome="timer"}')).toBe(1);
+      expect(sample(afterNormal, 'runnel_node_attempts_total{type="delay",outcome="completed"}')).toBe(1);
+      expect(sample(afterNormal, 'runnel_node_failures_total{type="flaky",code="HANDLER_ERROR"}')).toBe(1);
+      expect(sample(afterNormal, 'runnel_node_transitions_total{status="RETRYING"}')).toBe(1);
+      expect(sample(afterNormal, 'runnel_node_transitions_total{status="COMPLETED"}')).toBe(3);
+      expect(sample(afterNormal, 'runnel_node_duration_seconds_count{type="flaky"}')).toBe(2);
+      expect(sample(afterNormal, 'runnel_due_to_committed_seconds_count{type="delay"}')).toBe(2);
+
+      // when a test run without pins, one with `b` pinned, and a test run whose subworkflow starts a child run to their ends
+      const plain = await runToSettled(engine, await engine.start('metered', { test: true }));
+      const pinned = await runToSettled(engine, await engine.start('metered', { test: true, pins: { b: { calls: 0 } } }));
+      const parent = await runToSettled(engine, await engine.start('metered-parent', { test: true }));
+      const [child] = await engine.listInstances({ parentId: parent.id });
+      for (const i of [plain, pinned, parent, child]) expect(i).toMatchObject({ status: 'COMPLETED', test: true });
+      expect(pinned.nodes.find((n) => n.id === 'b')?.output).toEqual({ calls: 0 });
+
+      // then every counter and histogram fed by instances is exactly as the normal run left it
+      const after = await metrics.text();
+      expect(instanceSeries(after)).toEqual(instanceSeries(afterNormal));
+      expect(instanceSeries(after).length).toBeGreaterThan(10);
+      expect(sample(after, 'runnel_instances_started_total{workflow="metered"}')).toBe(1);
+      expect(sample(after, 'runnel_instances_started_total{workflow="metered-parent"}')).toBeUndefined();
+      expect(sample(after, 'runnel_instance_transitions_total{status="COMPLETED"}')).toBe(1);
+      expect(sample(after, 'runnel_node_attempts_total{type="subworkflow",outcome="children"}')).toBeUndefined();
+      expect(sample(after, 'runnel_node_failures_total{type="flaky",code="HANDLER_ERROR"}')).toBe(1);
+      // and the Dashboard's summary, read from the same registry, says the same
+      const brief = await metrics.summary();
+      expect(brief.started).toEqual([{ workflow: 'metered', count: 1 }]);
+      expect(brief.failures).toEqual([{ type: 'flaky', code: 'HANDLER_ERROR', count: 1 }]);
+      expect(brief.attempts.reduce((n, a) => n + a.count, 0)).toBe(5);
+      // and the gauge read from the database counts the normal run only
+      expect(sample(after, 'runnel_instances{workflow="metered",status="COMPLETED"}')).toBe(1);
+      expect(sample(after, 'runnel_instances{workflow="metered-parent",status="COMPLETED"}')).toBe(0);
+      // while the loop's own figure still counts the steps it claimed for them (the worker did that work)
+      expect(sample(after, 'runnel_worker_claimed_total') ?? 0).toBeGreaterThan(claimedByNormal);
+
+      // and every event about a test run (the child's included) carries test: true, none about the normal run a test field
+      const testIds = new Set([plain.id, pinned.id, parent.id, child?.id ?? -1]);
+      const ofTests = seen.filter((e) => testIds.has(e.instanceId));
+      const ofNormal = seen.filter((e) => e.instanceId === normal.id);
+      expect(new Set(ofTests.map((e) => e.instanceId))).toEqual(testIds);
+      expect(new Set(ofTests.map((e) => e.type))).toEqual(new Set(['instance.created', 'instance.changed', 'instance.finished', 'node.changed']));
+      for (const e of ofTests) expect(e, `${e.type} of instance ${e.instanceId}`).toMatchObject({ test: true });
+      expect(ofNormal.length).toBeGreaterThan(5);
+      for (const e of ofNormal) expect(e, `${e.type} of the normal run`).not.toHaveProperty('test');
+      expect(seen.filter((e) => !testIds.has(e.instanceId) && e.instanceId !== normal.id)).toEqual([]);
+
+      // and the contract's batches carry the flag as the engine events do, and validate
+      stopBatching();
+      const pushed = batches.flatMap((b) => EventBatchSchema.parse(b).events).filter((e): e is Extract<typeof e, { instanceId: number }> => 'instanceId' in e);
+      expect(pushed.filter((e) => testIds.has(e.instanceId)).every((e) => e.test === true)).toBe(true);
+      expect(pushed.filter((e) => e.instanceId === normal.id).some((e) => 'test' in e)).toBe(false);
+      expect(pushed.filter((e) => e.type === 'instance.finished' && testIds.has(e.instanceId))).toHaveLength(4);
+    } finally {
+      off();
+      stopBatching();
+      metrics.close();
+    }
+  });
+
+  it('an approval a test run waits on, its decision and its cancel are marked too, and count nothing', async () => {
+    t = tempEngine();
+    const { engine } = t;
+    await engine.deploy({ name: 'asks', nodes: [{ id: 'ok', type: 'approval', config: { prompt: 'go?' } }, { id: 'after', type: 'pass' }], edges: [{ from: 'ok', to: 'after' }] });
+    const metrics = new EngineMetrics(engine);
+    const seen: InstanceEvent[] = [];
+    const off = engine.on((e) => {
+      if ('instanceId' in e) seen.push(e);
+    });
+    try {
+      engine.startWorker();
+      // given two test runs waiting on their approval
+      const approved = await runToSettled(engine, await engine.start('asks', { test: true }));
+      const cancelled = await runToSettled(engine, await engine.start('asks', { test: true }));
+      expect([approved.status, cancelled.status]).toEqual(['WAITING', 'WAITING']);
+      // when one is approved and the other cancelled by a person
+      await engine.approve(approved.id, 'ok', { approved: true });
+      await runToSettled(engine, approved.id);
+      await engine.cancel(cancelled.id);
+      // then their events, approval.requested included, all say test: true
+      expect(seen.filter((e) => e.type === 'approval.requested')).toEqual([
+        { type: 'approval.requested', instanceId: approved.id, nodeId: 'ok', prompt: 'go?', test: true },
+        { type: 'approval.requested', instanceId: cancelled.id, nodeId: 'ok', prompt: 'go?', test: true },
+      ]);
+      expect(seen.filter((e) => e.type === 'instance.finished')).toEqual([
+        { type: 'instance.finished', instanceId: approved.id, status: 'COMPLETED', test: true },
+        { type: 'instance.finished', instanceId: cancelled.id, status: 'CANCELLED', test: true },
+      ]);
+      for (const e of seen) expect(e, `${e.type} of instance ${e.instanceId}`).toMatchObject({ test: true });
+      // and the process's counters have counted nothing
+      expect(instanceSeries(await metrics.text())).toEqual([]);
+    } finally {
+      off();
+      metrics.close();
+    }
   });
 });

@@ -8,9 +8,9 @@
  * later statements take no lock.
  */
 import type { InstanceStatus } from '../../../vocabulary';
-import type { HistoryQueries, InstanceHead, InstanceQueries, InstanceRow, Pins } from '../../../store/queries';
+import type { HistoryQueries, InstanceQueries, InstanceRow, Pins } from '../../../store/queries';
 import { parseStored } from '../../queries/stored-json';
-import { toInstanceRow, type RawInstance } from '../../queries/instances';
+import { toInstanceHead, toInstanceRow, type RawHead, type RawInstance } from '../../queries/instances';
 import type { PgTx } from './context';
 
 
@@ -20,16 +20,16 @@ const INSERT = `INSERT INTO instance (workflow_id, status, variables_json, input
   coalesce($13::integer, (SELECT p.test FROM instance p WHERE p.id = $8), 0), $14) RETURNING id`;
 const GET = `SELECT id, workflow_id AS "workflowId", status, variables_json AS "variablesJson", version, suspension_json AS "suspensionJson",
   end_status AS "endStatus", started_at AS "startedAt", deadline_at AS "deadlineAt", error_json AS "errorJson", parent_id AS "parentId",
-  paused_at AS "pausedAt", concurrency_key AS "concurrencyKey", pins_json AS "pinsJson" FROM instance WHERE id = $1`;
-const HEAD = `SELECT id, status, deadline_at AS "deadlineAt", parent_id AS "parentId", paused_at AS "pausedAt", concurrency_key AS "concurrencyKey"
+  paused_at AS "pausedAt", concurrency_key AS "concurrencyKey", test, pins_json AS "pinsJson" FROM instance WHERE id = $1`;
+const HEAD = `SELECT id, status, deadline_at AS "deadlineAt", parent_id AS "parentId", paused_at AS "pausedAt", concurrency_key AS "concurrencyKey", test
   FROM instance WHERE id = $1`;
 const COUNT_ADMITTED = `SELECT count(*)::int AS n FROM instance
   WHERE concurrency_key = $1 AND held = 0 AND status NOT IN ('COMPLETED', 'FAILED', 'CANCELLED')`;
-const OLDEST_HELD = `SELECT id, workflow_id AS "workflowId", paused_at AS "pausedAt" FROM instance
+const OLDEST_HELD = `SELECT id, workflow_id AS "workflowId", paused_at AS "pausedAt", test FROM instance
   WHERE concurrency_key = $1 AND held = 1 AND status NOT IN ('COMPLETED', 'FAILED', 'CANCELLED') ORDER BY priority DESC, id LIMIT 1`;
 const ADMIT = `UPDATE instance SET held = 0, updated_at = $1, version = version + 1 WHERE id = $2`;
 const HOLD = `UPDATE instance SET held = 1, status = 'PENDING', updated_at = $1, version = version + 1 WHERE id = $2`;
-const VARIABLES = `SELECT status, paused_at AS "pausedAt", variables_json AS v, pins_json AS "pinsJson" FROM instance WHERE id = $1`;
+const VARIABLES = `SELECT status, paused_at AS "pausedAt", test, variables_json AS v, pins_json AS "pinsJson" FROM instance WHERE id = $1`;
 const PAUSE = `UPDATE instance SET paused_at = $1, updated_at = $1, version = version + 1 WHERE id = $2`;
 const UNPAUSE = `UPDATE instance SET deadline_at = deadline_at + ($1 - paused_at), paused_at = NULL, updated_at = $1, version = version + 1
   WHERE id = $2 AND paused_at IS NOT NULL`;
@@ -65,7 +65,7 @@ export function createInstanceQueries(tx: PgTx): InstanceQueries {
     tx.lockInstance(id);
     tx.exec(sql, [...params, id]);
   };
-  const variablesOf = (id: number): { status: InstanceStatus; pausedAt: number | null; v: string; pinsJson: string | null } | undefined => one(VARIABLES, id);
+  const variablesOf = (id: number): { status: InstanceStatus; pausedAt: number | null; test: number; v: string; pinsJson: string | null } | undefined => one(VARIABLES, id);
   return {
     insert: ({ workflowId, status, variablesJson, now, deadlineAt, businessKey, parentId, parentNodeId, concurrencyKey, held, priority, test, pinsJson }) => {
       const params = [
@@ -82,17 +82,23 @@ export function createInstanceQueries(tx: PgTx): InstanceQueries {
       if (r === undefined) return undefined;
       return toInstanceRow(r);
     },
-    head: (id) => one<InstanceHead>(HEAD, id),
+    head: (id) => {
+      const r = one<RawHead>(HEAD, id);
+      return r === undefined ? undefined : toInstanceHead(r);
+    },
     variables: (id) => {
       const r = variablesOf(id);
       if (r === undefined) return undefined;
       const pins = r.pinsJson === null ? null : parseStored<Pins>(r.pinsJson, id, 'pins_json');
-      return { status: r.status, pausedAt: r.pausedAt, variables: parseStored<Record<string, unknown>>(r.v, id, 'variables_json'), pins };
+      return { status: r.status, pausedAt: r.pausedAt, test: r.test === 1, variables: parseStored<Record<string, unknown>>(r.v, id, 'variables_json'), pins };
     },
     // The slot's lock shares the workflow locks' key space: the key starts with the workflow name.
     lockConcurrency: (key) => tx.lockWorkflow(key),
     countAdmitted: (key) => tx.run<{ n: number }>(COUNT_ADMITTED, [key]).rows[0]?.n ?? 0,
-    oldestHeld: (key) => tx.run<{ id: number; workflowId: number; pausedAt: number | null }>(OLDEST_HELD, [key]).rows[0],
+    oldestHeld: (key) => {
+      const r = tx.run<{ id: number; workflowId: number; pausedAt: number | null; test: number }>(OLDEST_HELD, [key]).rows[0];
+      return r === undefined ? undefined : { id: r.id, workflowId: r.workflowId, pausedAt: r.pausedAt, test: r.test === 1 };
+    },
     admit: ({ id, now }) => change(ADMIT, id, [now]),
     hold: ({ id, now }) => change(HOLD, id, [now]),
     pause: ({ id, now }) => change(PAUSE, id, [now]),
