@@ -132,7 +132,11 @@ function Row({
       <span
         role="cell"
         data-testid={`instance-waiting-${row.id}`}
-        title={row.waitingSince !== null ? `since ${formatTimestamp(row.waitingSince)}` : ''}
+        title={
+          row.waitingFor !== null && row.waitingSince !== null
+            ? `${WAITING_TEXT[row.waitingFor]} for ${formatDuration(now - row.waitingSince)}, since ${formatTimestamp(row.waitingSince)}`
+            : ''
+        }
       >
         {row.waitingFor !== null ? (
           <>
