@@ -34,8 +34,9 @@ beforeAll(async () => {
     hostWorker: false,
     prepare: async (engine) => {
       const id = (await engine.listWorkflows())[0]?.latestId ?? 0;
-      // Two hours old: waits and overdue retries read "2 h 3 min", as a day's rows do.
-      insertManyInstances(engine.db.raw, { workflowId: id, nodeIds: wf.nodes.map((n) => n.id), count: N, newestAt: Date.now() - 2 * 3_600_000 });
+      // An hour and a quarter old: waits, durations and overdue retries read "1h 16m", as a day's
+      // rows do.
+      insertManyInstances(engine.db.raw, { workflowId: id, nodeIds: wf.nodes.map((n) => n.id), count: N, newestAt: Date.now() - 76 * 60_000 - 30_000 });
     },
   });
   await app.page.getByTestId('nav-instances').click();
