@@ -43,6 +43,31 @@ function formatDate(ms: number): string {
   return new Date(ms).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 }
 
+/** The SVG paths (16 × 16, stroked) of the file and workflow actions' icons. */
+const ACTION_ICONS = {
+  import: 'M8 2v8M5 7l3 3 3-3M3 11v3h10v-3',
+  export: 'M8 10V2M5 5l3-3 3 3M3 11v3h10v-3',
+  rename: 'M10.5 2.5l3 3L6 13H3v-3z',
+  duplicate: 'M5.5 5.5h8v8h-8zM3 10.5V2.5h8',
+  delete: 'M2.5 4h11M6 4V2.5h4V4M4 4l.8 9.5h6.4L12 4',
+} as const;
+
+/**
+ * A toolbar button's content: its label, and an icon that stands in for it where the window is
+ * narrow (designer.css hides one or the other), so the workflow's name keeps its room at 1280 px.
+ * The button's accessible name stays the label (aria-label).
+ */
+function Labelled({ icon, label }: { icon: keyof typeof ACTION_ICONS; label: string }) {
+  return (
+    <>
+      <svg className="rn-btn-icon" width="16" height="16" viewBox="0 0 16 16" aria-hidden="true">
+        <path d={ACTION_ICONS[icon]} fill="none" stroke="currentColor" strokeWidth="1.4" strokeLinecap="round" strokeLinejoin="round" />
+      </svg>
+      <span className="rn-btn-label">{label}</span>
+    </>
+  );
+}
+
 /** The toolbar. */
 export function Toolbar(actions: ToolbarActions) {
   const store = useDesignerStore();
@@ -64,11 +89,11 @@ export function Toolbar(actions: ToolbarActions) {
         <button type="button" data-testid="new-workflow" title="New workflow" onClick={actions.onNew}>
           New
         </button>
-        <button type="button" data-testid="import-workflow" title="Import a JSON or YAML file (or drop one on the designer)" onClick={actions.onImport}>
-          Import
+        <button type="button" className="compact" data-testid="import-workflow" aria-label="Import" title="Import a JSON or YAML file (or drop one on the designer)" onClick={actions.onImport}>
+          <Labelled icon="import" label="Import" />
         </button>
-        <button type="button" data-testid="export-workflow" title="Export the drawing as JSON (DSL with positions)" onClick={actions.onExport}>
-          Export
+        <button type="button" className="compact" data-testid="export-workflow" aria-label="Export" title="Export the drawing as JSON (DSL with positions)" onClick={actions.onExport}>
+          <Labelled icon="export" label="Export" />
         </button>
       </div>
       <div className="rn-tool-title">
@@ -112,14 +137,22 @@ export function Toolbar(actions: ToolbarActions) {
         <button type="button" data-testid="workflow-settings" title="The workflow's own settings: name, description, deadline, default retry, input variables" aria-pressed={actions.workflowOpen} className={actions.workflowOpen ? 'pressed' : undefined} onClick={actions.onWorkflow}>
           Workflow
         </button>
-        <button type="button" data-testid="rename-workflow" title="Rename the workflow" disabled={readOnly || busy} onClick={actions.onRename}>
-          Rename
+        <button type="button" className="compact" data-testid="rename-workflow" aria-label="Rename" title="Rename the workflow" disabled={readOnly || busy} onClick={actions.onRename}>
+          <Labelled icon="rename" label="Rename" />
         </button>
-        <button type="button" data-testid="duplicate-workflow" title="Save a copy under another name" disabled={busy || nodeCount === 0} onClick={actions.onDuplicate}>
-          Duplicate
+        <button type="button" className="compact" data-testid="duplicate-workflow" aria-label="Duplicate" title="Duplicate: save a copy under another name" disabled={busy || nodeCount === 0} onClick={actions.onDuplicate}>
+          <Labelled icon="duplicate" label="Duplicate" />
         </button>
-        <button type="button" data-testid="delete-workflow" title={source ? 'Delete the workflow (refused while instances are live)' : 'Discard this draft'} disabled={busy} onClick={actions.onDelete}>
-          Delete
+        <button
+          type="button"
+          className="compact"
+          data-testid="delete-workflow"
+          aria-label="Delete"
+          title={source ? 'Delete the workflow (refused while instances are live)' : 'Discard this draft'}
+          disabled={busy}
+          onClick={actions.onDelete}
+        >
+          <Labelled icon="delete" label="Delete" />
         </button>
       </div>
       <div className="rn-tool-group rn-tool-end">

@@ -300,7 +300,12 @@ export function StatusChips() {
         title="Only paused instances (they start no node until unpaused)"
         onClick={() => setFilter({ paused: paused ? undefined : true })}
       >
-        ⏸ paused
+        {/* two bars drawn, not the ⏸ character: fonts without it (Debian's default) showed a box */}
+        <svg className="chip-icon" width="10" height="10" viewBox="0 0 10 10" aria-hidden="true">
+          <rect x="1.5" y="1" width="2.5" height="8" rx="0.5" fill="currentColor" />
+          <rect x="6" y="1" width="2.5" height="8" rx="0.5" fill="currentColor" />
+        </svg>{' '}
+        paused
       </button>
       <button
         type="button"

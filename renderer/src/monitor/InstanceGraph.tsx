@@ -144,6 +144,7 @@ export function InstanceGraph({ definition, nodes, history, selected, onSelect }
         nodesDraggable={false}
         nodesConnectable={false}
         edgesFocusable={false}
+        colorMode="system"
         fitView
         fitViewOptions={{ padding: 0.15, maxZoom: 1.1 }}
         minZoom={0.2}

@@ -22,7 +22,9 @@ import {
   errorText,
   formatCount,
   formatDuration,
+  formatDurationShort,
   formatRelative,
+  formatRelativeShort,
   formatTime,
   formatTimestamp,
 } from './format';
@@ -101,8 +103,8 @@ function Row({
       <span role="cell" title={formatTimestamp(row.createdAt)}>
         {formatTime(row.createdAt, now)}
       </span>
-      <span role="cell" className="num">
-        {formatDuration((row.endedAt ?? now) - start)}
+      <span role="cell" className="num" title={`${formatDuration((row.endedAt ?? now) - start)}${live && row.status !== 'PENDING' ? ', still going' : ''}`}>
+        {formatDurationShort((row.endedAt ?? now) - start)}
         {live && row.status !== 'PENDING' ? <span className="live-dot" title="still going" /> : null}
       </span>
       <span
@@ -125,20 +127,24 @@ function Row({
       <span
         role="cell"
         data-testid={`instance-next-retry-${row.id}`}
-        title={formatTimestamp(row.nextRetryAt)}
+        title={row.nextRetryAt !== null ? `${formatRelative(row.nextRetryAt, now)}, at ${formatTimestamp(row.nextRetryAt)}` : ''}
       >
-        {row.nextRetryAt !== null ? formatRelative(row.nextRetryAt, now) : <span className="muted">—</span>}
+        {row.nextRetryAt !== null ? formatRelativeShort(row.nextRetryAt, now) : <span className="muted">—</span>}
       </span>
       <span
         role="cell"
         data-testid={`instance-waiting-${row.id}`}
-        title={row.waitingSince !== null ? `since ${formatTimestamp(row.waitingSince)}` : ''}
+        title={
+          row.waitingFor !== null && row.waitingSince !== null
+            ? `${WAITING_TEXT[row.waitingFor]} for ${formatDuration(now - row.waitingSince)}, since ${formatTimestamp(row.waitingSince)}`
+            : ''
+        }
       >
         {row.waitingFor !== null ? (
           <>
             <span className={`wait wait-${row.waitingFor}`}>{WAITING_TEXT[row.waitingFor]}</span>
             {row.waitingSince !== null ? (
-              <span className="muted"> {formatDuration(now - row.waitingSince)}</span>
+              <span className="muted"> {formatDurationShort(now - row.waitingSince)}</span>
             ) : null}
           </>
         ) : (

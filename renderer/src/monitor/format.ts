@@ -17,6 +17,32 @@ export function formatDuration(ms: number | null | undefined): string {
   return `${Math.floor(h / 24)} d${h % 24 > 0 ? ` ${h % 24} h` : ''}`;
 }
 
+/**
+ * A duration in ms as a table cell writes it, two units at most without spaces inside: `850ms`,
+ * `4.2s`, `3m 20s`, `2h 5m`, `3d 4h` (the instance table's Duration, Next retry and Waiting for,
+ * whose columns hold `approval 1h 16m` at 1440 px where `1 h 16 min` was cut).
+ */
+export function formatDurationShort(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined || !Number.isFinite(ms)) return '—';
+  const v = Math.max(0, ms);
+  if (v < 1000) return `${Math.round(v)}ms`;
+  if (v < 60_000) return `${(v / 1000).toFixed(v < 10_000 ? 1 : 0)}s`;
+  const s = Math.floor(v / 1000);
+  if (s < 3600) return `${Math.floor(s / 60)}m${s % 60 > 0 ? ` ${s % 60}s` : ''}`;
+  const m = Math.floor(s / 60);
+  if (m < 24 * 60) return `${Math.floor(m / 60)}h${m % 60 > 0 ? ` ${m % 60}m` : ''}`;
+  const h = Math.floor(m / 60);
+  return `${Math.floor(h / 24)}d${h % 24 > 0 ? ` ${h % 24}h` : ''}`;
+}
+
+/** `in 3s` / `4m ago` relative to `now`, as {@link formatDurationShort} writes durations. */
+export function formatRelativeShort(ms: number | null | undefined, now: number = Date.now()): string {
+  if (ms === null || ms === undefined) return '—';
+  const delta = ms - now;
+  if (Math.abs(delta) < 1000) return 'now';
+  return delta > 0 ? `in ${formatDurationShort(delta)}` : `${formatDurationShort(-delta)} ago`;
+}
+
 /** Bytes as B / KiB / MiB / GiB with three significant digits. */
 export function formatBytes(bytes: number): string {
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];

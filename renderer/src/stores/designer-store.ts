@@ -475,9 +475,10 @@ export function createDesignerStore(deps: DesignerDeps): DesignerStore {
             openSeq++;
             const given = name ?? untitled(workflowNames());
             load({ meta: { format: 1, name: given }, nodes: [], edges: [] }, { source: undefined, readOnly: false, versions: [], loading: false, autoName: name === undefined ? given : undefined }, false);
-            // A new draft is a change from nothing only once something is drawn.
+            // A new draft is a change from nothing only once something is drawn; what the message
+            // line said was about the drawing before (a refused save would stay over the new one).
             baseline = docOf(get());
-            set({ dirty: false });
+            set({ dirty: false, message: undefined });
           },
 
           async open(name, version) {

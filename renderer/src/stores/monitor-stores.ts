@@ -92,6 +92,9 @@ export function connectMonitorStores(stores: MonitorStores): () => void {
   const offResync = stores.api.onResync(() => {
     void stores.list.getState().load();
     void stores.approvals.getState().load();
+    // The Dashboard's figures too: those of a load the host refused (no token yet) are empty, and
+    // "reloaded" must not leave them so until its next poll.
+    if (stores.dashboard.getState().status !== 'idle') void stores.dashboard.getState().load();
     // An instance that could not be opened (the host was away) is opened again, not refreshed.
     const detail = stores.detail.getState();
     if (detail.id !== undefined && detail.definition === undefined) void detail.open(detail.id);

@@ -59,8 +59,13 @@ export function DatabaseView() {
   useEffect(() => {
     void load();
     const t = setInterval(() => void load(), 5000);
-    return () => clearInterval(t);
-  }, [load]);
+    // Reloaded at once when the host is usable again (back, or a token given), not at the next poll.
+    const off = api.onResync(() => void load());
+    return () => {
+      clearInterval(t);
+      off();
+    };
+  }, [load, api]);
 
   useEffect(
     () =>

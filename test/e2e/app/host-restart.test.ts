@@ -166,6 +166,35 @@ describe('when the browser host goes away', () => {
     }
   });
 
+  it('a Dashboard and a Database view opened without the token show the data as soon as the URL is given, not at their next poll', async () => {
+    const tab = await app.context.newPage();
+    try {
+      await api<Output<'instance:start'>>('instance:start', { workflow: 'quick' });
+      for (const view of ['dashboard', 'database'] as const) {
+        // given: a first visit to the view without the token
+        await tab.goto(`http://127.0.0.1:${host.port}/#/${view}`);
+        await tab.evaluate(() => {
+          localStorage.clear();
+          sessionStorage.clear();
+        });
+        // (the view loads when it shows, with the screen, then polls every 5 s)
+        await tab.reload();
+        await tab.getByTestId('connection-screen').waitFor();
+        const shown = Date.now();
+        // when: the URL serve printed is given
+        await tab.getByTestId('connection-token').fill(host.url);
+        await tab.getByTestId('connection-connect').click();
+        await tab.getByTestId('connection-screen').waitFor({ state: 'detached', timeout: 3000 });
+        // then: the view shows the database's data well before its next poll (5 s after it showed)
+        const before = Math.max(1, shown + 4000 - Date.now());
+        if (view === 'dashboard') await tab.getByTestId('dash-workflow-quick').waitFor({ timeout: before });
+        else await tab.getByTestId('db-file-bytes').waitFor({ timeout: before });
+      }
+    } finally {
+      await tab.close();
+    }
+  });
+
   it('ran without page errors', () => {
     // Chromium logs what these tests do to the tab as failed resources: the old token refused
     // (401), the host gone (connection refused), the event stream cut by its stop. Nothing else.

@@ -49,6 +49,42 @@ describe('dark mode', () => {
     await page.emulateMedia({ colorScheme: 'light' });
     expect(lightness(await computedStyle(page.getByTestId('designer-canvas'), 'backgroundColor'))).toBeGreaterThan(700);
   });
+
+  it("an instance's banner, graph nodes, graph controls and node status are dark too, their text light", async () => {
+    const { page } = app;
+    // given: an instance that failed after compensating its first node
+    const { id } = await app.api<{ id: number }>('instance:start', { workflow: 'monitor-refund', variables: { refundOk: true } });
+    await page.evaluate((to) => {
+      location.hash = to;
+    }, `#/instances/${id}`);
+    await page.locator(`[data-testid="instance-detail"][data-id="${id}"][data-status="FAILED"]`).waitFor({ timeout: 20_000 });
+    await expect.poll(() => page.getByTestId('graph-node-charge').getAttribute('data-state')).toBe('compensated');
+    const surfaces = {
+      banner: page.getByTestId('failure-banner'),
+      compensated: page.getByTestId('graph-node-charge'),
+      failed: page.getByTestId('graph-node-ship'),
+      zoomIn: page.getByTestId('instance-graph').locator('.react-flow__controls-button').first(),
+    };
+    const texts = {
+      banner: page.getByTestId('failure-banner'),
+      compensated: page.getByTestId('graph-node-charge').locator('.gnode-title'),
+      failed: page.getByTestId('graph-node-ship').locator('.gnode-title'),
+    };
+    // in light mode these are light surfaces with dark text
+    for (const [name, l] of Object.entries(surfaces)) expect(lightness(await computedStyle(l, 'backgroundColor')), name).toBeGreaterThan(600);
+    for (const [name, l] of Object.entries(texts)) expect(lightness(await computedStyle(l, 'color')), name).toBeLessThan(400);
+    // when: the system turns to dark
+    await page.emulateMedia({ colorScheme: 'dark' });
+    // then: no light surface is left with light text on it
+    for (const [name, l] of Object.entries(surfaces)) expect(lightness(await computedStyle(l, 'backgroundColor')), name).toBeLessThan(250);
+    for (const [name, l] of Object.entries(texts)) expect(lightness(await computedStyle(l, 'color')), name).toBeGreaterThan(450);
+    // the node panel's status chip too
+    await page.getByTestId('graph-node-ship').click();
+    const chip = page.locator('[data-testid="node-panel"][data-node="ship"] [data-testid="node-panel-status"]');
+    expect(lightness(await computedStyle(chip, 'backgroundColor'))).toBeLessThan(250);
+    expect(lightness(await computedStyle(chip, 'color'))).toBeGreaterThan(450);
+    await page.emulateMedia({ colorScheme: 'light' });
+  });
 });
 
 describe('keyboard-shortcut help', () => {

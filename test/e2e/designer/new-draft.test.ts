@@ -91,6 +91,20 @@ describe('a new draft', () => {
     expect(await dialog.count()).toBe(0);
   });
 
+  it("a refused save's message belongs to its drawing: New leaves it behind", async () => {
+    const { page } = app;
+    await newDraft();
+    // given: a save refused for a problem (a Delay without a duration)
+    await dragFromPalette(page, 'delay');
+    await page.getByTestId('save-workflow').click();
+    await expect.poll(() => page.getByTestId('designer-message-text').textContent()).toBe('Cannot save: 1 problem to fix first (see Problems)');
+    // when: New is clicked (the drawing discarded)
+    await newDraft();
+    // then: the new, empty draft shows no message about the one before
+    await page.getByTestId('canvas-empty-hint').waitFor();
+    expect(await page.getByTestId('designer-message').count()).toBe(0);
+  });
+
   it('the input-variable list sets a string\'s minLength and pattern, and refuses a pattern that does not compile', async () => {
     const { page } = app;
     await newDraft();

@@ -34,7 +34,9 @@ beforeAll(async () => {
     hostWorker: false,
     prepare: async (engine) => {
       const id = (await engine.listWorkflows())[0]?.latestId ?? 0;
-      insertManyInstances(engine.db.raw, { workflowId: id, nodeIds: wf.nodes.map((n) => n.id), count: N });
+      // An hour and a quarter old: waits, durations and overdue retries read "1h 16m", as a day's
+      // rows do.
+      insertManyInstances(engine.db.raw, { workflowId: id, nodeIds: wf.nodes.map((n) => n.id), count: N, newestAt: Date.now() - 76 * 60_000 - 30_000 });
     },
   });
   await app.page.getByTestId('nav-instances').click();
@@ -60,6 +62,19 @@ async function rowsFullyVisible(): Promise<number> {
 /** The `aria-sort` of every column header, in column order. */
 function ariaSorts(): Promise<(string | null)[]> {
   return attrOfAll(app.page.locator('.itable-head [role="columnheader"]'), 'aria-sort');
+}
+
+/** Heights of the cells of the rows on screen that are taller than one line of text, as `row/column: px`. */
+async function wrappedCells(): Promise<string[]> {
+  return app.page.locator('[data-testid^="instance-row-"]').evaluateAll((rows) =>
+    rows.flatMap((row) =>
+      [...row.querySelectorAll('[role="cell"]')].flatMap((cell, i) => {
+        const h = cell.getBoundingClientRect().height;
+        // one line of 13 px text is about 17 px high (a status chip 20 px); two are over 30
+        return h > 24 ? [`${row.getAttribute('data-testid')}/${i}: ${Math.round(h)}px`] : [];
+      }),
+    ),
+  );
 }
 
 /** Whether the first element `locator` matches shows its whole text (nothing cut by an ellipsis). */
@@ -93,6 +108,10 @@ describe('the instance table', () => {
     await page.getByTestId(`instance-row-${N}`).click();
     await page.getByTestId('detail-back').click();
     expect(await page.getByTestId('start-panel').getAttribute('data-open')).toBe('false');
+    // and no cell wraps onto a second line in its 34 px row (a long wait ends in an ellipsis, whole in its title)
+    expect(await wrappedCells()).toEqual([]);
+    const waiting = page.locator('[data-testid^="instance-waiting-"]').filter({ has: page.locator('.wait') }).first();
+    expect(await waiting.getAttribute('title')).toMatch(/^(approval|retry|person|timer|event|child instances) for \d+ h( \d+ min)?, since /);
   });
 
   it('at 1440 wide, the columns show their whole text; the long ones end in an ellipsis with the text in the title', async () => {
@@ -116,6 +135,8 @@ describe('the instance table', () => {
       }
       // and every header shows its whole label
       for (const label of await page.locator('.itable-head .sort-button').all()) expect(await fits(label)).toBe(true);
+      // and no cell wraps onto a second line in its 34 px row
+      expect(await wrappedCells()).toEqual([]);
     } finally {
       await page.setViewportSize({ width: 1280, height: 720 });
     }

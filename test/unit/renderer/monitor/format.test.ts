@@ -1,6 +1,6 @@
 // renderer/src/monitor/format.ts: durations and relative times as the monitor shows them.
 import { describe, expect, it } from 'vitest';
-import { errorText, formatDuration, formatRelative } from '../../../../renderer/src/monitor/format';
+import { errorText, formatDuration, formatDurationShort, formatRelative, formatRelativeShort } from '../../../../renderer/src/monitor/format';
 
 describe('durations and relative times', () => {
   it('formats durations and relative times', () => {
@@ -13,6 +13,22 @@ describe('durations and relative times', () => {
     ]).toEqual(['850 ms', '4.2 s', '3 min 20 s', '2 h 5 min', '—']);
     expect(formatRelative(10_000, 5_000)).toBe('in 5.0 s');
     expect(formatRelative(5_000, 65_000)).toBe('1 min ago');
+  });
+
+  it('formats them short for the instance table: two units at most, no spaces inside', () => {
+    expect([850, 4200, 42_000, 200_000, 4_560_000, 7_200_000, 100_800_000, null].map(formatDurationShort)).toEqual([
+      '850ms',
+      '4.2s',
+      '42s',
+      '3m 20s',
+      '1h 16m',
+      '2h',
+      '1d 4h',
+      '—',
+    ]);
+    expect(formatRelativeShort(10_000, 5_000)).toBe('in 5.0s');
+    expect(formatRelativeShort(5_000, 4_565_000)).toBe('1h 16m ago');
+    expect(formatRelativeShort(5_000, 5_500)).toBe('now');
   });
 });
 
