@@ -585,7 +585,9 @@ describe('handed cases with real processes', () => {
       );
       expect(peak).toBeGreaterThan(0);
       expect(peak).toBeLessThan(64 * 1024 * 1024);
-      expect(report.bursts).toBeGreaterThanOrEqual(Math.floor(ms / 250) - 2);
+      // (a cycle is 250 ms when the reader gets the CPU it asks for; its timers drift on a loaded
+      // machine, so three quarters of the cycles the run lasted are asked for)
+      expect(report.bursts).toBeGreaterThanOrEqual(Math.floor((ms / 250) * 0.75));
       expect(completed).toBeGreaterThanOrEqual(3);
     } finally {
       clearInterval(sampler);
