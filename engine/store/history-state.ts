@@ -261,6 +261,12 @@ export interface StateQueries {
   takePending(instanceId: number): StatePatch | undefined;
   /** Records `patch` of an instance under `historyId` (the first entry the transaction appended for it), or as its pending patch (`historyId` 0). */
   record(p: { instanceId: number; historyId: number; patch: StatePatch }): void;
+  /**
+   * {@link StateQueries.snapshot} and {@link StateQueries.takePending} in one statement, for a
+   * backend where each read is a round trip to a server (PostgreSQL); undefined when the instance
+   * does not exist. Optional: without it the two are called apart, the pending patch only at the end.
+   */
+  snapshotTakingPending?(instanceId: number): { snapshot: Snapshot; pending: StatePatch | undefined } | undefined;
 }
 
 /** Methods of the instance and node families that change nothing (every other one may change an instance's state). */
@@ -392,12 +398,19 @@ export function trackStates(q: WriteQueries, options: TrackOptions = {}): StateT
   const after = new Map<number, { snapshot: Snapshot; pending: boolean } | undefined>();
   /** With a derivation: the state of each instance a write changed, so far (a copy of its `before` with the writes applied). */
   const working = new Map<number, Snapshot>();
+  /** Pending patches taken out of the table with the state before (StateQueries.snapshotTakingPending), held until `finish`. */
+  const taken = new Map<number, StatePatch>();
   const touch = (id: number | undefined): void => {
     if (id === undefined || before.has(id)) return;
     const known = cache?.get(id);
     if (known) {
       before.set(id, known.snapshot);
       pendingKnown.set(id, known.pending);
+    } else if (states.snapshotTakingPending) {
+      const r = states.snapshotTakingPending(id);
+      before.set(id, r?.snapshot);
+      if (r) pendingKnown.set(id, false);
+      if (r?.pending) taken.set(id, r.pending);
     } else before.set(id, states.snapshot(id));
   };
   /** The working state of instance `id` (begun from its state before this transaction), or undefined when it does not exist. */
@@ -446,12 +459,14 @@ export function trackStates(q: WriteQueries, options: TrackOptions = {}): StateT
   };
   /**
    * A savepoint whose function throws is rolled back: what the tracking learnt inside it goes with
-   * it (the working states, the first entries appended, the instances it created).
+   * it (the working states, the first entries appended, the instances it created, the pending
+   * patches it took out of the table: they are back there).
    */
   const savepoint = <T>(fn: () => T): T => {
     const saved = {
       before: new Map(before),
       pendingKnown: new Map(pendingKnown),
+      taken: new Map(taken),
       firstEntry: new Map(firstEntry),
       working: new Map([...working].map(([id, w]) => [id, { ...w, nodes: nodeMap(w.nodes) }])),
     };
@@ -461,6 +476,7 @@ export function trackStates(q: WriteQueries, options: TrackOptions = {}): StateT
       for (const [map, copy] of [
         [before, saved.before],
         [pendingKnown, saved.pendingKnown],
+        [taken, saved.taken],
         [firstEntry, saved.firstEntry],
         [working, saved.working],
       ] as [Map<number, unknown>, Map<number, unknown>][]) {
@@ -475,8 +491,13 @@ export function trackStates(q: WriteQueries, options: TrackOptions = {}): StateT
   const save = (id: number, patch: StatePatch | undefined): boolean => {
     const historyId = firstEntry.get(id) ?? 0;
     const hadPending = pendingKnown.get(id);
-    if (historyId === 0 && !patch) return hadPending ?? true;
-    const pending = hadPending === false ? undefined : states.takePending(id);
+    const early = taken.get(id);
+    if (historyId === 0 && !patch) {
+      // Nothing to record: a pending patch taken with the state before goes back as it was.
+      if (early) states.record({ instanceId: id, historyId: 0, patch: early });
+      return early !== undefined || (hadPending ?? true);
+    }
+    const pending = early ?? (hadPending === false ? undefined : states.takePending(id));
     const merged = pending && patch ? composePatches(pending, patch) : (pending ?? patch);
     if (merged) states.record({ instanceId: id, historyId, patch: merged });
     return historyId === 0 ? merged !== undefined : false;

@@ -22,6 +22,16 @@ import type { PgTx } from './queries/context';
 const INSTANCE = `SELECT ${selectList(STATE_INSTANCE_COLS, true)} FROM instance WHERE id = $1`;
 const NODES = `SELECT ${selectList(STATE_NODE_COLS, true)} FROM node_state WHERE instance_id = $1`;
 const TAKE = `DELETE FROM history_state WHERE instance_id = $1 AND history_id = 0 RETURNING patch_json`;
+/**
+ * The instance's state and its pending patch, taken out, in one statement (one round trip where
+ * three were): the instance row, its node rows as a JSON array, and the pending patch.
+ */
+const SNAPSHOT_TAKING_PENDING = `WITH pending AS (${TAKE})
+SELECT ${selectList(STATE_INSTANCE_COLS, true)},
+       (SELECT coalesce(json_agg(json_build_object(${STATE_NODE_COLS.map(([c, a]) => `'${a}', ${c}`).join(', ')})), '[]'::json)
+          FROM node_state WHERE instance_id = $1) AS "nodes",
+       (SELECT patch_json FROM pending) AS "pendingJson"
+  FROM instance WHERE id = $1`;
 const PUT = `INSERT INTO history_state (instance_id, history_id, patch_json) VALUES ($1, $2, $3)`;
 
 /** {@link StateQueries} over the transaction `tx`. */
@@ -37,6 +47,12 @@ export function createStateQueries(tx: PgTx): StateQueries {
       return p === undefined ? undefined : (JSON.parse(p.patch_json) as StatePatch);
     },
     record: ({ instanceId, historyId, patch }) => tx.exec(PUT, [instanceId, historyId, JSON.stringify(patch)]),
+    snapshotTakingPending: (id) => {
+      tx.lockInstance(id);
+      const r = tx.run<RawStateInstance & { nodes: RawStateNode[]; pendingJson: string | null }>(SNAPSHOT_TAKING_PENDING, [id]).rows[0];
+      if (r === undefined) return undefined;
+      return { snapshot: toSnapshot(r, r.nodes), pending: r.pendingJson === null ? undefined : (JSON.parse(r.pendingJson) as StatePatch) };
+    },
   };
 }
 
