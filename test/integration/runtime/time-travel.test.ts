@@ -13,6 +13,7 @@ import type { HistoryEvent, InstanceDetail } from '../../../engine/api/contract'
 import { createHandlers, dispatch } from '../../../engine/api/handlers';
 import { Engine as EngineClass } from '../../../engine/runtime/engine';
 import { runToSettled, tempEngine, tempLocation } from '../../helpers/temp-engine';
+import { rowsIn } from '../../helpers/db-rows';
 
 const OTA = JSON.parse(fs.readFileSync(path.join(import.meta.dirname, '../../../examples/ota-upgrade.workflow.json'), 'utf8')) as unknown;
 
@@ -208,6 +209,33 @@ describe('time travel: stateAt for every history entry equals the state the engi
     expect(done.variables).toEqual({ first: { n: 1 }, second: { n: 2 }, third: { n: 3 } });
     expect(done.nodes.map((n) => `${n.id} ${n.status}`).sort()).toEqual(['__proto__ COMPLETED', 'constructor COMPLETED', 'toString COMPLETED']);
     expect(await expectEveryEntryMatches(engine, rec.states, [id])).toBe((await engine.history(id)).length);
+  });
+
+  it('a pending change (no entry showed it yet) survives a transaction that records nothing, and the next entry shows it', async () => {
+    // Given an instance whose node `a` is READY, and a recorder of the patches by key
+    ctx = tempEngine();
+    const { engine, file } = ctx;
+    await engine.deploy({ name: 'tt-pending', nodes: [{ id: 'a', type: 'pass' }] });
+    const id = await engine.start('tt-pending');
+    const patches = async () => (await rowsIn<{ h: number; p: string }>(file, `SELECT history_id AS h, patch_json AS p FROM history_state WHERE instance_id = ? ORDER BY history_id`, [id])).map((r) => [Number(r.h), JSON.parse(r.p) as unknown]);
+    const at = (await engine.history(id)).length;
+    // When one transaction starts its attempt without an entry (a pending change), one changes nothing
+    // of it (a node it does not have), and one completes it with an entry
+    await engine.storage.write((q) => q.nodes.startAttempt({ instanceId: id, nodeId: 'a', now: 5_000_000_000_000 }));
+    const pending = await patches();
+    expect(pending.filter(([h]) => h === 0)).toHaveLength(1);
+    await engine.storage.write((q) => q.nodes.setStatus({ instanceId: id, nodeId: 'no-such-node', status: 'FAILED' }));
+    expect(await patches()).toEqual(pending);
+    const entry = await engine.storage.write((q) => {
+      q.nodes.complete({ instanceId: id, nodeId: 'a', output: 1, now: 5_000_000_000_001, seq: 1 });
+      return q.history.append({ instanceId: id, nodeId: 'a', type: 'node.completed', at: 5_000_000_000_001 });
+    });
+    // Then no pending patch is left, and the entry's patch holds the started attempt and the completion
+    const after = await patches();
+    expect(after.filter(([h]) => h === 0)).toEqual([]);
+    const last = after.find(([h]) => h === entry)?.[1] as { n: { a: Record<string, unknown> } };
+    expect(last.n.a).toMatchObject({ s: 'C', a: 1, o: [1] });
+    expect((await engine.history(id)).length).toBe(at + 1);
   });
 
   it('instance:stateAt answers typed errors: unknown instance, `at` out of range, malformed `at`', async () => {
