@@ -8,7 +8,7 @@ import { type EngineEvent, type EngineOptions, SqliteEngine } from '../engine/ap
 import type { RunnelDb } from '../engine/db/open-database';
 import type { WorkflowInput } from '../engine/dsl/schema';
 import { benchRegistry, benchVariables, HOLD, LINEAR, TRANSITIONS_PER_INSTANCE } from './workflows';
-import { footprint, Latency, nowMs, sampleResources, sleep, type LatencySummary } from './stats';
+import { footprint, tableBytes, Latency, nowMs, sampleResources, sleep, type LatencySummary } from './stats';
 import type { Sync } from './raw';
 
 /** Opens the engine as the benchmark runs it: default tunables, the bench node types. */
@@ -331,6 +331,8 @@ export interface EngineFootprint {
   fileBytes: number;
   bytesPerInstance: number;
   usedBytesPerInstance: number;
+  /** Of those bytes, time travel's record (table `history_state`, dbstat's pages), per instance. */
+  recordBytesPerInstance: number;
 }
 
 /** `n` instances of `workflow` run to COMPLETED; file bytes (history included) per instance. */
@@ -353,5 +355,6 @@ export async function engineFootprint(
     fileBytes: fp.fileBytes,
     bytesPerInstance: fp.fileBytes / n,
     usedBytesPerInstance: fp.usedBytes / n,
+    recordBytesPerInstance: tableBytes(engine.db.raw, 'history_state') / n,
   };
 }

@@ -93,6 +93,11 @@ export function footprint(db: Database.Database): { fileBytes: number; usedBytes
   return { fileBytes: pages * pageSize, usedBytes: (pages - free) * pageSize };
 }
 
+/** The bytes of the pages a table (or index) holds, from SQLite's dbstat (https://sqlite.org/dbstat.html). */
+export function tableBytes(db: Database.Database, name: string): number {
+  return (db.prepare(`SELECT coalesce(sum(pgsize), 0) AS n FROM dbstat WHERE name = ?`).get(name) as { n: number }).n;
+}
+
 /** Removes a database file with its WAL and shared-memory files. */
 export function removeDb(file: string): void {
   for (const f of [file, `${file}-wal`, `${file}-shm`]) fs.rmSync(f, { force: true });
