@@ -130,7 +130,7 @@ export async function loadState(
     const asked = 'historyId' in point ? `history entry ${point.historyId} is not one of instance ${id}'s` : `instance ${id} has no history entry at or before ${new Date(point.atMs).toISOString()}`;
     throw new EngineError('INVALID_INPUT', `at: ${asked}; ${where}`, { details: { field: 'at', value: at, range: r } });
   }
-  return { now, doc: foldStates(t.patches), entry: t.entry, position: t.position ?? 0, entries: t.range.entries };
+  return { now, doc: foldStates(t.patches, now.input ?? {}), entry: t.entry, position: t.position ?? 0, entries: t.range.entries };
 }
 
 /**

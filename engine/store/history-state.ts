@@ -55,6 +55,12 @@ export interface StateDoc {
  * written from a result is not stored twice).
  */
 export interface StatePatch {
+  /**
+   * 1: the variables begin as the instance's start variables (its stored input, which the
+   * instance keeps anyway), and `v` applies over them — the patch of the transaction that created
+   * the instance, so the start variables are not stored twice.
+   */
+  s?: 1;
   i?: FieldDoc;
   v?: Record<string, unknown>;
   n?: Record<string, FieldDoc>;
@@ -207,11 +213,11 @@ export function diffState(before: SnapshotState, after: SnapshotState): StatePat
   return patch.i || patch.v || patch.n ? patch : undefined;
 }
 
-/** `doc` with `patch` applied (a copy). */
-export function applyState(doc: StateDoc, patch: StatePatch): StateDoc {
+/** `doc` with `patch` applied (a copy); `start`: the instance's start variables (see {@link StatePatch.s}). */
+export function applyState(doc: StateDoc, patch: StatePatch, start?: Record<string, unknown>): StateDoc {
   const nodes = nodeMap(doc.nodes);
   for (const [id, d] of Object.entries(patch.n ?? {})) nodes[id] = applyFields(nodes[id] ?? {}, d);
-  const variables = { ...doc.variables };
+  const variables = { ...(patch.s === 1 ? start : doc.variables) };
   for (const [k, v] of Object.entries(patch.v ?? {})) {
     if (v === null) delete variables[k];
     else if (Array.isArray(v)) variables[k] = v[0];
@@ -232,18 +238,23 @@ export function composePatches(a: StatePatch, b: StatePatch): StatePatch {
     for (const [id, d] of Object.entries(b.n ?? {})) n[id] = { ...a.n?.[id], ...d };
     out.n = n;
   }
-  if (a.v || b.v) {
+  if (b.s === 1) {
+    // `b` starts the variables over: nothing of `a`'s stands.
+    out.s = 1;
+    if (b.v) out.v = { ...b.v };
+  } else if (a.v || b.v) {
+    if (a.s === 1) out.s = 1;
     const v: Record<string, unknown> = {};
     for (const [k, x] of Object.entries(a.v ?? {})) v[k] = typeof x === 'string' && b.n?.[x] !== undefined && 'o' in (b.n[x] as FieldDoc) ? a.n?.[x]?.o : x;
     out.v = { ...v, ...b.v };
-  }
+  } else if (a.s === 1) out.s = 1;
   return out;
 }
 
-/** The state after folding `patches` (oldest first) over the empty state. */
-export function foldStates(patches: Iterable<StatePatch>): StateDoc {
+/** The state after folding `patches` (oldest first) over the empty state; `start`: the instance's start variables (see {@link StatePatch.s}). */
+export function foldStates(patches: Iterable<StatePatch>, start?: Record<string, unknown>): StateDoc {
   let doc = emptyState();
-  for (const p of patches) doc = applyState(doc, p);
+  for (const p of patches) doc = applyState(doc, p, start);
   return doc;
 }
 
@@ -396,6 +407,8 @@ export function trackStates(q: WriteQueries, options: TrackOptions = {}): StateT
   const firstEntry = new Map<number, number>();
   /** What `committed` hands the cache: the state after, or undefined (deleted). */
   const after = new Map<number, { snapshot: Snapshot; pending: boolean } | undefined>();
+  /** The start variables of the instances this transaction created (with a derivation): their patch refers to them (StatePatch.s). */
+  const startVariables = new Map<number, Snapshot['variables']>();
   /** With a derivation: the state of each instance a write changed, so far (a copy of its `before` with the writes applied). */
   const working = new Map<number, Snapshot>();
   /** Pending patches taken out of the table with the state before (StateQueries.snapshotTakingPending), held until `finish`. */
@@ -435,7 +448,11 @@ export function trackStates(q: WriteQueries, options: TrackOptions = {}): StateT
             if (typeof id === 'number' && !before.has(id)) {
               before.set(id, undefined);
               pendingKnown.set(id, false);
-              if (derive) working.set(id, derive.created(args[0]));
+              if (derive) {
+                const created = derive.created(args[0]);
+                working.set(id, created);
+                startVariables.set(id, created.variables);
+              }
             }
             return id;
           }
@@ -467,6 +484,7 @@ export function trackStates(q: WriteQueries, options: TrackOptions = {}): StateT
       before: new Map(before),
       pendingKnown: new Map(pendingKnown),
       taken: new Map(taken),
+      startVariables: new Map(startVariables),
       firstEntry: new Map(firstEntry),
       working: new Map([...working].map(([id, w]) => [id, { ...w, nodes: nodeMap(w.nodes) }])),
     };
@@ -477,6 +495,7 @@ export function trackStates(q: WriteQueries, options: TrackOptions = {}): StateT
         [before, saved.before],
         [pendingKnown, saved.pendingKnown],
         [taken, saved.taken],
+        [startVariables, saved.startVariables],
         [firstEntry, saved.firstEntry],
         [working, saved.working],
       ] as [Map<number, unknown>, Map<number, unknown>][]) {
@@ -502,6 +521,12 @@ export function trackStates(q: WriteQueries, options: TrackOptions = {}): StateT
     if (merged) states.record({ instanceId: id, historyId, patch: merged });
     return historyId === 0 ? merged !== undefined : false;
   };
+  /** The patch from `was` to `now`; an instance created here starts from its start variables, which it keeps anyway (StatePatch.s). */
+  const changeOf = (id: number, was: Snapshot | undefined, now: Snapshot): StatePatch | undefined => {
+    const start = was === undefined ? startVariables.get(id) : undefined;
+    if (start === undefined) return diffState(was ?? emptyState(), now);
+    return { s: 1, ...diffState({ instance: {}, variables: start, nodes: nodeMap() }, now) };
+  };
   /** The state instance `id` ends this transaction with (undefined: it is gone). */
   const ending = (id: number, was: Snapshot | undefined): Snapshot | undefined => {
     if (!derive) return states.snapshot(id);
@@ -519,7 +544,7 @@ export function trackStates(q: WriteQueries, options: TrackOptions = {}): StateT
           after.set(id, undefined); // deleted in this transaction
           continue;
         }
-        const pending = save(id, now === was ? undefined : diffState(was ?? emptyState(), now));
+        const pending = save(id, now === was ? undefined : changeOf(id, was, now));
         after.set(id, { snapshot: now, pending });
       }
       // Entries of instances this transaction did not change still show their pending changes.

@@ -54,6 +54,19 @@ describe('history state patches', () => {
     expect(foldStates([diffState(foldStates([]), before)!, p1, p2])).toEqual(third);
   });
 
+  it('a patch that begins the variables at the start variables (s: 1) folds over them, and composes either way round', () => {
+    const start = { order: 'o-1', customer: { id: 7 } };
+    // the creating transaction's patch: the start variables are referred to, one set over them
+    const created = { s: 1 as const, i: { s: 'R' }, v: { extra: [true] }, n: { a: { s: 'R', a: 1, l: 1 } } };
+    const first = foldStates([created], start);
+    expect(first.variables).toEqual({ order: 'o-1', customer: { id: 7 }, extra: true });
+    const later = { v: { customer: null, total: [3] } };
+    expect(foldStates([created, later], start).variables).toEqual({ order: 'o-1', extra: true, total: 3 });
+    // a pending patch composed before it (its variables overwritten) or after it (kept)
+    expect(foldStates([composePatches({ v: { junk: [1] } }, created)], start)).toEqual(first);
+    expect(foldStates([composePatches(created, later)], start)).toEqual(foldStates([created, later], start));
+  });
+
   it('statuses are stored as one letter and read back by name', () => {
     for (const s of ['PENDING', 'READY', 'RUNNING', 'WAITING', 'RETRYING', 'SUSPENDED', 'COMPLETED', 'FAILED', 'SKIPPED', 'COMPENSATING', 'COMPENSATED', 'CANCELLED']) {
       expect(encodeStatus(s)).toHaveLength(1);
