@@ -16,9 +16,11 @@
  * composed with its own, so the change shows from that entry on and costs no row of its own.
  *
  * {@link trackStates} wraps a transaction's queries: before the first change of an instance it
- * reads the instance's state, and at the end of the transaction it reads it again and records the
- * difference. Backends call it in `write` (engine/db/sqlite-storage.ts, engine/db/postgres/storage.ts),
- * so every transition on every backend is recorded without any transition knowing.
+ * takes the instance's state (kept from this connection's last transaction, or read), applies to
+ * a copy what each write does (engine/store/state-effects.ts), and at the end of the transaction
+ * records the difference. Backends call it in `write` (engine/db/sqlite-storage.ts,
+ * engine/db/postgres/storage.ts), so every transition on every backend is recorded without any
+ * transition knowing.
  */
 import { EngineError } from '../errors';
 import type { WriteQueries } from './port';
@@ -372,12 +374,12 @@ export interface StateDerivation {
 export interface TrackOptions {
   /** States known from this connection's earlier transactions (see {@link StateCache}). */
   cache?: StateCache | undefined;
-  /** Derive the state a transaction ends with from its writes (see {@link StateDerivation}) instead of reading it. */
-  derive?: StateDerivation | undefined;
+  /** How the state a transaction ends with is derived from its writes (see {@link StateDerivation}). */
+  derive: StateDerivation;
   /**
-   * With `derive`: also read each changed instance at the end and throw when it differs from the
-   * derived state (tests: RUNNEL_CHECK_STATE_RECORD=1), so a write whose effect does not match
-   * its statement cannot go unseen.
+   * Also read each changed instance at the end and throw when it differs from the derived state
+   * (tests: RUNNEL_CHECK_STATE_RECORD=1), so a write whose effect does not match its statement
+   * cannot go unseen.
    */
   verify?: boolean;
 }
@@ -394,9 +396,9 @@ function verifyDerived(id: number, derived: SnapshotState | undefined, stored: S
  * Wraps `q` so that every change of an instance's state through `q.instances` and `q.nodes` is
  * recorded by `finish` (see the module doc), through `q.states`. With a cache (valid for this
  * transaction: see {@link StateCache}), states known from earlier transactions are not read again;
- * with a derivation, the state a transaction ends with is derived from its writes, not read again.
+ * the state a transaction ends with is derived from its writes, never read again.
  */
-export function trackStates(q: WriteQueries, options: TrackOptions = {}): StateTracking {
+export function trackStates(q: WriteQueries, options: TrackOptions): StateTracking {
   const { cache, derive, verify = false } = options;
   const states = q.states;
   /** Instances changed: the state before the first change (undefined: created in this transaction). */
@@ -407,9 +409,9 @@ export function trackStates(q: WriteQueries, options: TrackOptions = {}): StateT
   const firstEntry = new Map<number, number>();
   /** What `committed` hands the cache: the state after, or undefined (deleted). */
   const after = new Map<number, { snapshot: Snapshot; pending: boolean } | undefined>();
-  /** The start variables of the instances this transaction created (with a derivation): their patch refers to them (StatePatch.s). */
+  /** The start variables of the instances this transaction created: their patch refers to them (StatePatch.s). */
   const startVariables = new Map<number, Snapshot['variables']>();
-  /** With a derivation: the state of each instance a write changed, so far (a copy of its `before` with the writes applied). */
+  /** The state of each instance a write changed, so far (a copy of its `before` with the writes applied). */
   const working = new Map<number, Snapshot>();
   /** Pending patches taken out of the table with the state before (StateQueries.snapshotTakingPending), held until `finish`. */
   const taken = new Map<number, StatePatch>();
@@ -448,19 +450,17 @@ export function trackStates(q: WriteQueries, options: TrackOptions = {}): StateT
             if (typeof id === 'number' && !before.has(id)) {
               before.set(id, undefined);
               pendingKnown.set(id, false);
-              if (derive) {
-                const created = derive.created(args[0]);
-                working.set(id, created);
-                startVariables.set(id, created.variables);
-              }
+              const created = derive.created(args[0]);
+              working.set(id, created);
+              startVariables.set(id, created.variables);
             }
             return id;
           }
           const id = instanceOf(args);
           touch(id);
           const result = fn.apply(target, args);
-          const w = derive && id !== undefined ? work(id) : undefined;
-          if (w) derive?.apply(name, key, w, args[0], result);
+          const w = id === undefined ? undefined : work(id);
+          if (w) derive.apply(name, key, w, args[0], result);
           return result;
         };
       },
@@ -529,7 +529,6 @@ export function trackStates(q: WriteQueries, options: TrackOptions = {}): StateT
   };
   /** The state instance `id` ends this transaction with (undefined: it is gone). */
   const ending = (id: number, was: Snapshot | undefined): Snapshot | undefined => {
-    if (!derive) return states.snapshot(id);
     // No working state: no write changed it.
     const now = working.get(id) ?? was;
     if (verify) verifyDerived(id, now, states.snapshot(id));
