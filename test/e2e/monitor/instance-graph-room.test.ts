@@ -157,6 +157,12 @@ describe('an instance at 1280×720', () => {
       expect(inside(lb, graph)).toBe(true);
       for (const n of await nodeBoxes(page)) expect(overlaps(lb, n)).toBe(false);
       await page.screenshot({ path: '/tmp/ui15b-shots/instance-ota-1440.png' });
+      // and time travel's scrubber shares the actions' row there too
+      await page.getByTestId('time-travel-toggle').click();
+      const slider = await box(page.getByTestId('time-travel-slider'));
+      expect(inside(slider, await box(page.getByTestId('detail-actions')))).toBe(true);
+      await page.screenshot({ path: '/tmp/ui15b-shots/instance-time-travel-1440.png' });
+      await page.getByTestId('time-travel-toggle').click();
     } finally {
       await page.setViewportSize({ width: 1280, height: 720 });
     }

@@ -170,6 +170,13 @@ describe('the Instances view at 1280×720', () => {
     try {
       expect((await page.locator('.chips-row').boundingBox())?.height).toBeLessThanOrEqual(32);
       await page.screenshot({ path: '/tmp/ui15b-shots/instances-1440.png' });
+      await page.getByTestId('bulk-menu').click();
+      await page.getByTestId('bulk-retry').click();
+      await page.getByTestId('bulk-preview').waitFor();
+      expect(await page.getByTestId('bulk-preview').getAttribute('data-count')).toBe(String(counts.FAILED));
+      await page.screenshot({ path: '/tmp/ui15b-shots/instances-bulk-preview-1440.png' });
+      await page.keyboard.press('Escape');
+      await page.getByTestId('bulk-panel').waitFor({ state: 'detached' });
     } finally {
       await page.setViewportSize({ width: 1280, height: 720 });
     }

@@ -23,7 +23,15 @@ beforeEach(async () => {
   await t.engine.deploy({ name: 'asks', nodes: [{ id: 'ask', type: 'approval', config: {} }], edges: [] });
   await t.engine.deploy({
     name: 'breaks',
-    nodes: [{ id: 'boom', type: 'script', config: { code: "throw new Error('boom')" }, retry: { maxAttempts: 1 }, onFailure: 'suspend' }],
+    nodes: [
+      {
+        id: 'boom',
+        type: 'script',
+        config: { code: "throw new Error('boom')" },
+        retry: { maxAttempts: 1 },
+        onFailure: 'suspend',
+      },
+    ],
     edges: [],
   });
 });
@@ -51,15 +59,27 @@ describe('oldest waiting instance', () => {
     expect((await t.engine.getInstance(middle)).status).toBe('SUSPENDED');
 
     // then: the read model names the one waiting longest, with its creation time
-    expect(await t.engine.oldestWaiting()).toMatchObject({ id: oldestTime, status: 'WAITING', createdAt: T0 - 3 * HOUR, waitingFor: 'approval' });
+    expect(await t.engine.oldestWaiting()).toMatchObject({
+      id: oldestTime,
+      status: 'WAITING',
+      createdAt: T0 - 3 * HOUR,
+      waitingFor: 'approval',
+    });
     // and the API says the same
-    const m = (await dispatch(createHandlers(t.engine), 'metrics:get', {})) as { ok: true; value: Output<'metrics:get'> };
+    const m = (await dispatch(createHandlers(t.engine), 'metrics:get', {})) as {
+      ok: true;
+      value: Output<'metrics:get'>;
+    };
     expect(m.value.oldestWaiting).toMatchObject({ id: oldestTime, createdAt: T0 - 3 * HOUR });
 
     // when: that one ends, the SUSPENDED one (created an hour before the lowest id) is next
     clock.set(T0 + HOUR);
     await t.engine.cancel(oldestTime);
-    expect(await t.engine.oldestWaiting()).toMatchObject({ id: middle, status: 'SUSPENDED', createdAt: T0 - HOUR });
+    expect(await t.engine.oldestWaiting()).toMatchObject({
+      id: middle,
+      status: 'SUSPENDED',
+      createdAt: T0 - HOUR,
+    });
 
     // and when only the lowest id is left, it is that one
     await t.engine.cancel(middle);
