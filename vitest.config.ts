@@ -40,6 +40,7 @@ const PG_CONFORMANCE = [
   'test/integration/api/contract.test.ts',
   'test/integration/api/database.test.ts',
   'test/integration/api/nesting.test.ts',
+  'test/integration/api/oldest-waiting.test.ts',
   'test/integration/api/prototype-keys.test.ts',
   'test/integration/dsl/names.test.ts',
   'test/integration/examples/changes-to-postgres.test.ts',

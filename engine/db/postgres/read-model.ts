@@ -313,14 +313,14 @@ export function createPostgresReadModel(db: PgQueryable): Omit<ReadModel, FeedRe
       ).map((h) => ({ id: h.id, nodeId: h.node_id, type: h.type, at: h.at, attempt: h.attempt, actor: h.actor, data: parse(h.data_json) })),
     approvals,
     oldestWaiting: async () => {
-      // Two index seeks: the oldest WAITING and the oldest SUSPENDED.
-      const row = await rowOf<{ w: number | null; s: number | null }>(
+      // The instance created first (the lower id of a tie), not the lowest id, as SQLite's read
+      // model answers: ids and creation times disagree after a clock set back, a copy from another
+      // database or a fork stamped earlier.
+      const row = await rowOf<{ id: number }>(
         db,
-        `SELECT (SELECT min(id) FROM instance WHERE status = 'WAITING') AS w, (SELECT min(id) FROM instance WHERE status = 'SUSPENDED') AS s`,
+        `SELECT id FROM instance WHERE status IN ('WAITING', 'SUSPENDED') ORDER BY created_at, id LIMIT 1`,
       );
-      const ids = [row?.w, row?.s].filter((id): id is number => typeof id === 'number');
-      if (ids.length === 0) return null;
-      return (await list({ ids: [Math.min(...ids)], limit: 1 }))[0] ?? null;
+      return row === undefined ? null : ((await list({ ids: [row.id], limit: 1 }))[0] ?? null);
     },
     metrics: () => readMetrics(db),
     series: (from, to, bucketMs, workflow) => readSeries(db, from, to, bucketMs, workflow),

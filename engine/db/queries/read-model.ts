@@ -152,7 +152,12 @@ export function createReadModel(db: Database.Database, workflows: SqliteWorkflow
   const ages = db.prepare<[{ day: number; week: number; month: number }], { bucket: number; live: number; ended: number }>(
     `SELECT ${AGE_BUCKET_SQL(['@day', '@week', '@month'])} AS bucket, count(*) FILTER (WHERE ended_at IS NULL) AS live, count(*) FILTER (WHERE ended_at IS NOT NULL) AS ended FROM instance GROUP BY bucket`,
   );
-  const oldestIn = db.prepare<[string], { id: number | null }>(`SELECT min(id) AS id FROM instance WHERE status = ?`);
+  // The instance created first (the lower id of a tie), not the lowest id: ids and creation times
+  // disagree after a clock set back, a copy from another database or a fork stamped earlier.
+  // Through instance_status (status, id): the rows of the two statuses, not every instance.
+  const oldestWaitingId = db.prepare<[], { id: number }>(
+    `SELECT id FROM instance INDEXED BY instance_status WHERE status IN ('WAITING', 'SUSPENDED') ORDER BY created_at, id LIMIT 1`,
+  );
   const nextDue = db.prepare<[], { at: number | null }>(`SELECT min(next_run_at) AS at FROM schedule`);
   const withWork = db.prepare<[number], { id: number }>(
     `SELECT DISTINCT i.workflow_id AS id FROM schedule s JOIN instance i ON i.id = s.instance_id
@@ -352,10 +357,8 @@ export function createReadModel(db: Database.Database, workflows: SqliteWorkflow
       history.all(id, afterId, limit).map((h) => ({ id: h.id, nodeId: h.node_id, type: h.type, at: h.at, attempt: h.attempt, actor: h.actor, data: parse(h.data_json) })),
     approvals: async (o) => approvals(o),
     oldestWaiting: async () => {
-      // Two index seeks: the oldest WAITING and the oldest SUSPENDED.
-      const ids = [oldestIn.get('WAITING')?.id, oldestIn.get('SUSPENDED')?.id].filter((id): id is number => typeof id === 'number');
-      if (ids.length === 0) return null;
-      return list({ ids: [Math.min(...ids)], limit: 1 })[0] ?? null;
+      const id = oldestWaitingId.get()?.id;
+      return id === undefined ? null : (list({ ids: [id], limit: 1 })[0] ?? null);
     },
     metrics: async () => {
       const byStatus: Record<string, number> = {};

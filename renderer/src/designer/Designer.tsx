@@ -401,14 +401,15 @@ function DesignerBody({ files }: { files: FileAccess }) {
           nodes={store.getState().nodes.map((n) => ({ id: n.id, type: n.data.def.type }))}
           onClose={() => setDialog(undefined)}
           onStart={async (vars, pins) => {
-            const started = await store.getState().run(vars, pins === undefined ? undefined : { pins });
-            if (!started) return false;
+            const r = await store.getState().run(vars, pins === undefined ? undefined : { pins });
+            if (!r.ok) return r.error;
+            const started = r.value;
             setDialog(undefined);
             void app.instances.getState().load();
             // Show the instance just started: its address (#/instances/<id>) follows.
             monitor.list.getState().open(started.id);
             app.ui.getState().setView('instances');
-            return true;
+            return undefined;
           }}
         />
       ) : null}

@@ -4,12 +4,14 @@
  * unsaved changes.
  *
  * Test ids: `import-dialog` (`import-file`, `import-text`, `import-confirm`, `import-error`,
- * `import-cancel`), `run-dialog` (`run-vars`, `run-vars-error`, `run-start`, `run-cancel`,
+ * `import-cancel`), `run-dialog` (`run-vars`, `run-vars-error` (a check's message, or the host's
+ * refusal with `data-code` and `run-error-code`, `run-error-message`, `run-error-field`), `run-start`, `run-cancel`,
  * `run-version`; `run-test`; a test run's `run-pins`, `pin-<node>`, `pin-value-<node>`), `name-dialog` (`name-dialog-input`, `name-dialog-ok`, `name-dialog-error`,
  * `name-dialog-cancel`), `confirm-dialog` (`confirm-ok`, `confirm-cancel`), `unsaved-dialog`
  * (`unsaved-save`, `unsaved-discard`, `unsaved-cancel`).
  */
 import { useMemo, useState } from 'react';
+import type { ApiError } from '../../../engine/api/contract';
 import { parseVariables } from '../variables';
 import { Modal } from './Modal';
 import { checkAgainstSchema, schemaFields, variablesSkeleton } from './run-variables';
@@ -90,7 +92,9 @@ export function pinsFrom(checked: ReadonlySet<string>, texts: Readonly<Record<st
  * Run: variables as JSON, checked against the input schema before the host sees them. Ticked
  * "Test run" (`run-test`), it starts a test run, and a result may be pinned per node of `nodes`:
  * the node then completes with it and its handler does not run (an http or custom node calls
- * nothing); `onStart` then gets the pins (an empty object when none is pinned).
+ * nothing); `onStart` then gets the pins (an empty object when none is pinned). `onStart` answers
+ * the host's refusal, which the dialog shows in place (code, message and the fields it names),
+ * the dialog open and the variables as typed, to fix and start again.
  */
 export function RunDialog({
   workflow,
@@ -107,18 +111,21 @@ export function RunDialog({
   inputSchema: unknown;
   /** The version's nodes, any of which a test run may pin. */
   nodes?: readonly PinnableNode[];
-  onStart(vars: Record<string, unknown> | undefined, pins?: Record<string, unknown>): Promise<boolean>;
+  /** Starts it: undefined when started, else the host's refusal. */
+  onStart(vars: Record<string, unknown> | undefined, pins?: Record<string, unknown>): Promise<ApiError | undefined>;
   onClose(): void;
 }) {
   const initial = useMemo(() => variablesSkeleton(inputSchema), [inputSchema]);
   const fields = useMemo(() => schemaFields(inputSchema), [inputSchema]);
   const [text, setText] = useState(initial);
   const [error, setError] = useState<string | undefined>(undefined);
+  const [refusal, setRefusal] = useState<ApiError | undefined>(undefined);
   const [busy, setBusy] = useState(false);
   const [test, setTest] = useState(false);
   const [pinned, setPinned] = useState<ReadonlySet<string>>(new Set());
   const [pinTexts, setPinTexts] = useState<Record<string, string>>(() => Object.fromEntries(nodes.map((n) => [n.id, pinSample(n.type)])));
   const start = async (): Promise<void> => {
+    setRefusal(undefined);
     const parsed = parseVariables(text);
     if (!parsed.ok) {
       setError(parsed.message);
@@ -140,10 +147,11 @@ export function RunDialog({
     }
     setError(undefined);
     setBusy(true);
-    const ok = await onStart(parsed.value, pins);
+    const refused = await onStart(parsed.value, pins);
     setBusy(false);
-    if (!ok) setError('The host refused to start it (see the message in the corner).');
+    setRefusal(refused);
   };
+  const refusedFields = refusalFields(refusal);
   return (
     <Modal title={`${test ? 'Test run' : 'Run'} ${workflow}`} testId="run-dialog" onClose={onClose} wide>
       <p className="muted" data-testid="run-version">
@@ -154,7 +162,17 @@ export function RunDialog({
       <label className="rn-field-label" htmlFor="run-vars">
         Variables (JSON){inputSchema !== undefined ? ', checked against the input schema' : ''}
       </label>
-      <textarea id="run-vars" className="rn-mono rn-modal-text" data-testid="run-vars" rows={test ? 6 : 10} spellCheck={false} value={text} onChange={(e) => setText(e.target.value)} />
+      <textarea
+        id="run-vars"
+        className="rn-mono rn-modal-text"
+        data-testid="run-vars"
+        rows={test ? 6 : 10}
+        spellCheck={false}
+        aria-invalid={error !== undefined || refusedFields.some((f) => /^variables\b/.test(f))}
+        aria-describedby={refusal !== undefined ? 'run-refusal' : undefined}
+        value={text}
+        onChange={(e) => setText(e.target.value)}
+      />
       {fields.length > 0 ? (
         <p className="rn-field-hint" data-testid="run-fields">
           Fields: {fields.join(', ')}
@@ -204,6 +222,7 @@ export function RunDialog({
           {error}
         </p>
       ) : null}
+      {refusal !== undefined ? <Refusal error={refusal} /> : null}
       <div className="rn-modal-actions">
         <button type="button" data-testid="run-cancel" onClick={onClose}>
           Cancel
@@ -213,6 +232,46 @@ export function RunDialog({
         </button>
       </div>
     </Modal>
+  );
+}
+
+/** The fields a refusal names: the paths of its `details.issues` (BAD_REQUEST, a schema's refusal), or `details.field`. */
+function refusalFields(error: ApiError | undefined): string[] {
+  const details = error?.details as { issues?: unknown; field?: unknown } | undefined;
+  if (!details || typeof details !== 'object') return [];
+  const fields = Array.isArray(details.issues)
+    ? details.issues.flatMap((i) => {
+        const path = (i as { path?: unknown } | null)?.path;
+        return typeof path === 'string' ? [path] : Array.isArray(path) ? [path.map(String).join('.')] : [];
+      })
+    : [];
+  if (typeof details.field === 'string') fields.push(details.field);
+  return [...new Set(fields)];
+}
+
+/** The host's refusal to start, in the dialog: its code, its message and the fields it names. */
+function Refusal({ error }: { error: ApiError }) {
+  const fields = refusalFields(error);
+  return (
+    <div className="rn-field-error rn-run-refusal" role="alert" id="run-refusal" data-testid="run-vars-error" data-code={error.code}>
+      <p>
+        The host refused to start it: <code data-testid="run-error-code">{error.code}</code>{' '}
+        <span className="rn-pre" data-testid="run-error-message">
+          {error.message}
+        </span>
+      </p>
+      {fields.length > 0 ? (
+        <p data-testid="run-error-field">
+          {fields.length === 1 ? 'Field' : 'Fields'}:{' '}
+          {fields.map((f, i) => (
+            <span key={f}>
+              {i > 0 ? ', ' : ''}
+              <code>{f}</code>
+            </span>
+          ))}
+        </p>
+      ) : null}
+    </div>
   );
 }
 

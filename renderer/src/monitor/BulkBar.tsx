@@ -1,14 +1,19 @@
 /**
- * Bulk actions over the current filter: retry the FAILED instances, cancel the live ones (with
+ * Bulk actions over the current filter, behind one "Bulk actions" button in the status chips'
+ * line (so they take no line of their own above the table): retry the FAILED instances, cancel the live ones (with
  * or without compensation), pause the live ones not paused yet, or unpause the paused ones. A click first counts what the action would touch (a dry run) and
  * shows the number and the first ids; only a confirmation runs it, on that same set (instances
  * started since the count are left alone). The result says how many changed and which were
  * skipped (changed meanwhile).
  *
- * Test ids: `bulk-retry`, `bulk-cancel`, `bulk-pause`, `bulk-unpause`, `bulk-preview` (`data-count`, `data-action`),
+ * The button discloses a panel under it (over the table's first rows while open; Escape or a click
+ * outside closes it) holding the four actions, then the preview and the result. A pending preview
+ * or an unread result keeps it open.
+ *
+ * Test ids: `bulk-menu` (the disclosing button, `aria-expanded`), `bulk-panel`, `bulk-retry`, `bulk-cancel`, `bulk-pause`, `bulk-unpause`, `bulk-preview` (`data-count`, `data-action`),
  * `bulk-compensate`, `bulk-confirm`, `bulk-dismiss`, `bulk-result` (`data-affected`, `data-skipped`).
  */
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import type { BulkResult } from '../../../engine/api/contract';
 import { formatCount } from './format';
 import { useList } from './hooks';
@@ -30,6 +35,28 @@ export function BulkBar() {
   const [result, setResult] = useState<BulkResult | undefined>(undefined);
   const [compensate, setCompensate] = useState(false);
   const [busy, setBusy] = useState(false);
+  const [open, setOpen] = useState(false);
+  const root = useRef<HTMLDivElement>(null);
+  const close = (): void => {
+    setOpen(false);
+    setPreview(undefined);
+    setResult(undefined);
+  };
+  useEffect(() => {
+    if (!open) return;
+    const onKey = (e: KeyboardEvent): void => {
+      if (e.key === 'Escape') close();
+    };
+    const onDown = (e: MouseEvent): void => {
+      if (root.current && e.target instanceof Node && !root.current.contains(e.target)) close();
+    };
+    window.addEventListener('keydown', onKey);
+    window.addEventListener('mousedown', onDown);
+    return () => {
+      window.removeEventListener('keydown', onKey);
+      window.removeEventListener('mousedown', onDown);
+    };
+  }, [open]);
 
   const ask = async (action: BulkAction): Promise<void> => {
     setBusy(true);
@@ -51,117 +78,144 @@ export function BulkBar() {
       setBusy(false);
     }
   };
-  const verb = preview?.action === 'cancel' ? (compensate ? 'cancel (compensating first)' : 'cancel') : preview?.action;
+  const verb =
+    preview?.action === 'cancel' ? (compensate ? 'cancel (compensating first)' : 'cancel') : preview?.action;
   return (
-    <div className="bulk-bar">
-      <span className="muted">Bulk, over this filter:</span>
+    <div className="bulk-bar" ref={root}>
       <button
         type="button"
-        data-testid="bulk-retry"
-        disabled={busy}
-        onClick={() => void ask('retry')}
-        title="Retry every FAILED instance matching the filter from its failed node"
+        className="bulk-menu"
+        data-testid="bulk-menu"
+        aria-expanded={open}
+        aria-controls="bulk-panel"
+        onClick={() => (open ? close() : setOpen(true))}
+        title="Retry, cancel, pause or unpause every instance matching the filter"
       >
-        Retry failed…
+        Bulk actions <span aria-hidden="true">▾</span>
       </button>
-      <button
-        type="button"
-        data-testid="bulk-cancel"
-        disabled={busy}
-        onClick={() => void ask('cancel')}
-        title="Cancel every live instance matching the filter"
-      >
-        Cancel live…
-      </button>
-      <button
-        type="button"
-        data-testid="bulk-pause"
-        disabled={busy}
-        onClick={() => void ask('pause')}
-        title="Pause every live instance matching the filter that is not paused yet"
-      >
-        Pause live…
-      </button>
-      <button
-        type="button"
-        data-testid="bulk-unpause"
-        disabled={busy}
-        onClick={() => void ask('unpause')}
-        title="Unpause every paused instance matching the filter"
-      >
-        Unpause…
-      </button>
-      {preview ? (
+      {open ? (
         <div
-          className="bulk-preview"
-          role="alertdialog"
-          aria-label="Confirm bulk action"
-          data-testid="bulk-preview"
-          data-count={preview.matched}
-          data-action={preview.action}
+          className="bulk-panel"
+          id="bulk-panel"
+          data-testid="bulk-panel"
+          role="group"
+          aria-label="Bulk, over this filter"
         >
-          <span>
-            This will <strong>{verb}</strong> <strong>{formatCount(preview.matched)}</strong> instance
-            {preview.matched === 1 ? '' : 's'}
-            {preview.sample.length > 0 ? (
-              <span className="muted">
-                {' '}
-                (#{preview.sample.slice(0, 8).join(', #')}
-                {preview.matched > 8 ? ', …' : ''})
-              </span>
-            ) : null}
-            .
-          </span>
-          {preview.action === 'cancel' ? (
-            <label className="inline-field">
-              <input
-                type="checkbox"
-                data-testid="bulk-compensate"
-                checked={compensate}
-                onChange={(e) => setCompensate(e.target.checked)}
-              />
-              compensate first
-            </label>
-          ) : null}
+          <span className="muted">Over this filter:</span>
           <button
             type="button"
-            className={preview.action === 'pause' || preview.action === 'unpause' ? 'primary' : 'danger'}
-            data-testid="bulk-confirm"
-            disabled={busy || preview.matched === 0}
-            onClick={() => void confirm()}
-          >
-            {WORDS[preview.action].confirm} {formatCount(preview.matched)}
-          </button>
-          <button
-            type="button"
-            data-testid="bulk-dismiss"
+            data-testid="bulk-retry"
             disabled={busy}
-            onClick={() => setPreview(undefined)}
+            onClick={() => void ask('retry')}
+            title="Retry every FAILED instance matching the filter from its failed node"
           >
-            Never mind
+            Retry failed…
           </button>
+          <button
+            type="button"
+            data-testid="bulk-cancel"
+            disabled={busy}
+            onClick={() => void ask('cancel')}
+            title="Cancel every live instance matching the filter"
+          >
+            Cancel live…
+          </button>
+          <button
+            type="button"
+            data-testid="bulk-pause"
+            disabled={busy}
+            onClick={() => void ask('pause')}
+            title="Pause every live instance matching the filter that is not paused yet"
+          >
+            Pause live…
+          </button>
+          <button
+            type="button"
+            data-testid="bulk-unpause"
+            disabled={busy}
+            onClick={() => void ask('unpause')}
+            title="Unpause every paused instance matching the filter"
+          >
+            Unpause…
+          </button>
+          {preview ? (
+            <div
+              className="bulk-preview"
+              role="alertdialog"
+              aria-label="Confirm bulk action"
+              data-testid="bulk-preview"
+              data-count={preview.matched}
+              data-action={preview.action}
+            >
+              <span>
+                This will <strong>{verb}</strong> <strong>{formatCount(preview.matched)}</strong> instance
+                {preview.matched === 1 ? '' : 's'}
+                {preview.sample.length > 0 ? (
+                  <span className="muted">
+                    {' '}
+                    (#{preview.sample.slice(0, 8).join(', #')}
+                    {preview.matched > 8 ? ', …' : ''})
+                  </span>
+                ) : null}
+                .
+              </span>
+              {preview.action === 'cancel' ? (
+                <label className="inline-field">
+                  <input
+                    type="checkbox"
+                    data-testid="bulk-compensate"
+                    checked={compensate}
+                    onChange={(e) => setCompensate(e.target.checked)}
+                  />
+                  compensate first
+                </label>
+              ) : null}
+              <button
+                type="button"
+                className={preview.action === 'pause' || preview.action === 'unpause' ? 'primary' : 'danger'}
+                data-testid="bulk-confirm"
+                disabled={busy || preview.matched === 0}
+                onClick={() => void confirm()}
+              >
+                {WORDS[preview.action].confirm} {formatCount(preview.matched)}
+              </button>
+              <button
+                type="button"
+                data-testid="bulk-dismiss"
+                disabled={busy}
+                onClick={() => setPreview(undefined)}
+              >
+                Never mind
+              </button>
+            </div>
+          ) : null}
+          {result ? (
+            <span
+              className="bulk-result"
+              data-testid="bulk-result"
+              data-affected={result.affected}
+              data-skipped={result.skipped}
+              role="status"
+            >
+              {WORDS[result.action].done} {formatCount(result.affected)}
+              {result.skipped > 0
+                ? `; ${formatCount(result.skipped)} skipped (changed meanwhile: ${result.errors
+                    .slice(0, 3)
+                    .map((e) => `#${e.id} ${e.code}`)
+                    .join(', ')})`
+                : ''}
+              .
+              <button
+                type="button"
+                className="link"
+                onClick={() => setResult(undefined)}
+                aria-label="Dismiss"
+              >
+                ×
+              </button>
+            </span>
+          ) : null}
         </div>
-      ) : null}
-      {result ? (
-        <span
-          className="bulk-result"
-          data-testid="bulk-result"
-          data-affected={result.affected}
-          data-skipped={result.skipped}
-          role="status"
-        >
-          {WORDS[result.action].done} {formatCount(result.affected)}
-          {result.skipped > 0
-            ? `; ${formatCount(result.skipped)} skipped (changed meanwhile: ${result.errors
-                .slice(0, 3)
-                .map((e) => `#${e.id} ${e.code}`)
-                .join(', ')})`
-            : ''}
-          .
-          <button type="button" className="link" onClick={() => setResult(undefined)} aria-label="Dismiss">
-            ×
-          </button>
-        </span>
       ) : null}
     </div>
   );

@@ -8,7 +8,7 @@
  * `detail-status`, `detail-refresh`, `suspension-banner`, `suspension-reason`, `failure-banner`,
  * `action-resume`, `action-retry`, `action-cancel`, `action-cancel-compensate`, `action-confirm`,
  * `action-confirm-dismiss`, `action-error`, `detail-approvals`, `detail-tab-<timeline|history|variables>`,
- * `variables-tree`, `action-send-event`, the scrubber's (TimeTravel.tsx), `action-pause`, `action-unpause`, `detail-paused`, `paused-banner`
+ * `variables-tree`, `action-send-event`, the scrubber's (TimeTravel.tsx: at the end of the actions' row), `action-pause`, `action-unpause`, `detail-paused`, `paused-banner`
  * (`data-paused-at`), plus those of the graph, node panel, resume panel, Gantt,
  * history, the send-event dialog and the parent / child links (ChildInstances.tsx).
  */
@@ -285,6 +285,8 @@ export function InstanceDetail() {
               : 'Compensating: nothing to do until it ends.'}
           </span>
         ) : null}
+        {/* at the row's end, not on a row of its own: the graph below gets that height */}
+        <TimeTravel detail={detail} history={history} onState={setPast} />
       </div>
 
       {resuming && detail.status === 'SUSPENDED' ? (
@@ -323,8 +325,6 @@ export function InstanceDetail() {
           })}
         </section>
       ) : null}
-
-      <TimeTravel detail={detail} history={history} onState={setPast} />
 
       <InstanceGraph
         definition={definition}

@@ -4,6 +4,11 @@
  * the path taken (edges the run went along are solid and dark; the others faint and dashed).
  * Clicking a node selects it for the node panel.
  *
+ * It opens at a readable size (graph-layout.ts, `firstViewport`): a flow too wide for the pane
+ * is not shrunk below {@link GRAPH_MIN_FIT_ZOOM} but shows its start (or the node in focus) and
+ * pans by drag or by scrolling over it (Ctrl + wheel or a pinch zooms); edge labels sit in room
+ * the layout keeps for them between the boxes, on a background, above the edges.
+ *
  * Test ids: `instance-graph`; per node `graph-node-<id>` with `data-state` (lower-case node
  * status), `data-ran` and `data-attempt`; React Flow's own `rf__edge-<edgeId>` carry the class
  * `edge-taken` or `edge-idle`.
@@ -19,11 +24,12 @@ import {
   type Edge,
   type Node,
   type NodeProps,
+  type ReactFlowInstance,
 } from '@xyflow/react';
-import { useMemo } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import type { HistoryEvent, NodeState } from '../../../engine/api/contract';
 import type { Workflow } from '../../../engine/dsl/schema';
-import { graphPositions } from './graph-layout';
+import { firstViewport, graphPositions, GRAPH_MAX_FIT_ZOOM, GRAPH_MIN_FIT_ZOOM } from './graph-layout';
 import { buildOverlay, type NodeOverlay, type NodeStateName } from './overlay';
 
 /** A glyph per state, so states differ by more than colour. */
@@ -130,13 +136,33 @@ export function InstanceGraph({ definition, nodes, history, selected, onSelect }
           label: src?.label ?? (e.notTakenReason ? 'not taken' : undefined),
           animated: false,
           markerEnd: { type: MarkerType.ArrowClosed, width: 16, height: 16 },
+          labelStyle: { fontSize: 12 },
+          labelBgPadding: [6, 3] as [number, number],
+          labelBgBorderRadius: 4,
           selectable: false,
         };
       }),
     [overlay, definition],
   );
+  const pane = useRef<HTMLDivElement>(null);
+  const [flow, setFlow] = useState<ReactFlowInstance<StateNode, Edge> | undefined>(undefined);
+  // The first view is placed once per layout, and once more when the node in focus is first known
+  // (the detail picks it after loading); later selections do not move the view.
+  const placed = useRef<{ positions: Map<string, { x: number; y: number }>; focused: boolean } | undefined>(
+    undefined,
+  );
+  useEffect(() => {
+    const box = pane.current;
+    if (!flow || !box) return;
+    const last = placed.current;
+    if (last && last.positions === positions && (last.focused || selected === undefined)) return;
+    void flow.setViewport(
+      firstViewport(positions, { width: box.clientWidth, height: box.clientHeight }, selected),
+    );
+    placed.current = { positions, focused: selected !== undefined };
+  }, [flow, positions, selected]);
   return (
-    <div className="instance-graph" data-testid="instance-graph">
+    <div className="instance-graph" data-testid="instance-graph" ref={pane}>
       <ReactFlow
         nodes={rfNodes}
         edges={rfEdges}
@@ -145,14 +171,17 @@ export function InstanceGraph({ definition, nodes, history, selected, onSelect }
         nodesConnectable={false}
         edgesFocusable={false}
         colorMode="system"
-        fitView
-        fitViewOptions={{ padding: 0.15, maxZoom: 1.1 }}
+        onInit={setFlow}
         minZoom={0.2}
+        panOnScroll
         onNodeClick={(_, node) => onSelect(node.id)}
         proOptions={{ hideAttribution: true }}
       >
         <Background gap={20} size={1} />
-        <Controls showInteractive={false} />
+        <Controls
+          showInteractive={false}
+          fitViewOptions={{ padding: 0.05, minZoom: GRAPH_MIN_FIT_ZOOM, maxZoom: GRAPH_MAX_FIT_ZOOM }}
+        />
       </ReactFlow>
     </div>
   );

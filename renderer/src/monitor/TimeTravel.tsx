@@ -80,7 +80,7 @@ export function TimeTravel({
   };
 
   return (
-    <div className="time-travel-bar">
+    <div className={on ? 'time-travel-bar on' : 'time-travel-bar'}>
       <button
         type="button"
         data-testid="time-travel-toggle"
@@ -125,7 +125,11 @@ export function TimeTravel({
           >
             ▶
           </button>
-          <span data-testid="time-travel-entry" className="time-travel-entry">
+          <span
+            data-testid="time-travel-entry"
+            className="time-travel-entry"
+            title={`${entry.type}${entry.nodeId ? ` ${entry.nodeId}` : ''} at ${formatTimestamp(entry.at)}`}
+          >
             {Math.min(index, history.length - 1) + 1} of {history.length}: <code>{entry.type}</code>
             {entry.nodeId ? (
               <>

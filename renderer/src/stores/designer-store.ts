@@ -13,7 +13,7 @@
 import { applyEdgeChanges, applyNodeChanges, type Connection, type EdgeChange, type NodeChange } from '@xyflow/react';
 import { temporal, type TemporalState } from 'zundo';
 import { createStore, type StoreApi } from 'zustand/vanilla';
-import type { ApiError, InstanceState, NodeTypeInfo, Problem } from '../../../engine/api/contract';
+import type { ApiError, InstanceState, NodeTypeInfo, Problem, Result } from '../../../engine/api/contract';
 import type { TypeCatalog, WorkflowInput } from '../../../engine/dsl';
 import type { ApiClient } from '../api/client';
 import { dslEdgeId, fromDefinition, makeEdge, makeNode, readWorkflowFile, sourceHandleOf, toDefinition } from '../designer/convert';
@@ -138,9 +138,11 @@ export interface DesignerState extends DesignerDoc {
   deleteWorkflow(): Promise<boolean>;
   /**
    * Starts an instance of the version on the canvas (as saved); with `test`, a test run with
-   * those pinned results by node id (see `instance:start`).
+   * those pinned results by node id (see `instance:start`). A refusal is the host's error as
+   * data, for the Run dialog to show in place (no toast as well); `INVALID_STATE` when nothing
+   * saved is open or the designer is busy.
    */
-  run(variables: Record<string, unknown> | undefined, test?: { pins: Record<string, unknown> }): Promise<InstanceState | undefined>;
+  run(variables: Record<string, unknown> | undefined, test?: { pins: Record<string, unknown> }): Promise<Result<InstanceState>>;
 
   onNodesChange(changes: NodeChange<AppNode>[]): void;
   onEdgesChange(changes: EdgeChange<FlowEdge>[]): void;
@@ -687,16 +689,17 @@ export function createDesignerStore(deps: DesignerDeps): DesignerStore {
 
           async run(variables, test) {
             const s = get();
-            if (!s.source || s.busy) return undefined;
+            if (!s.source) return { ok: false, error: { code: 'INVALID_STATE', message: 'Save the workflow before running it' } };
+            if (s.busy) return { ok: false, error: { code: 'INVALID_STATE', message: 'The designer is busy (saving or loading): try again' } };
             set({ busy: true });
-            const r = await api.invoke('instance:start', {
+            const r = await inline('instance:start', {
               workflow: s.source.name,
               version: s.source.version,
               ...(variables === undefined ? {} : { variables }),
               ...(test === undefined ? {} : { test: true, ...(Object.keys(test.pins).length > 0 ? { pins: test.pins } : {}) }),
             });
             set({ busy: false });
-            return r.ok ? r.value : undefined;
+            return r;
           },
 
           onNodesChange(changes) {

@@ -136,6 +136,7 @@ describe('bulk actions', () => {
     expect(await page.getByTestId('status-chip-CANCELLED').getAttribute('data-count')).toBe('1');
 
     // and asks for a bulk cancel: the preview counts the set first
+    await page.getByTestId('bulk-menu').click();
     await page.getByTestId('bulk-cancel').click();
     await waitUntil(
       () => page.getByTestId('bulk-preview').getAttribute('data-count'),

@@ -140,6 +140,7 @@ describe('monitor: pausing instances', () => {
     ).length;
 
     // when: Pause live… is clicked
+    await page.getByTestId('bulk-menu').click();
     await page.getByTestId('bulk-pause').click();
     // then: a dry run counts the live, unpaused ones of the filter, and nothing is paused yet
     const preview = page.getByTestId('bulk-preview');
