@@ -26,9 +26,10 @@ export interface InstanceAt {
    * The instance as it was (the `instance:get` shape). Rebuilt: `status`, `variables`, `error`,
    * `suspension`, `pausedAt`, `held`, `startedAt`, `endedAt` and every node's state (status,
    * attempt, maxAttempts, output, error, wait, completedSeq, startedAt, endedAt; `nextRunAt`
-   * from its wait). As now (they never change, or are not recorded): the ids, workflow,
-   * `businessKey`, `input`, `createdAt`, `deadlineAt`, `priority`, `version`. `updatedAt` is the
-   * entry's time; `children` is absent.
+   * from the timer, retry or time limit a WAITING or RETRYING node waits for). As now (they never change, or
+   * are not recorded): the ids, workflow, `businessKey`, `input`, `createdAt`, `deadlineAt`,
+   * `priority`, `version`. `updatedAt` is the entry's time, or the instance's last update when that
+   * is earlier; `children` is absent.
    */
   instance: InstanceDetail;
 }
@@ -62,16 +63,20 @@ function nodesOf(doc: StateDoc, order: readonly string[], base: number): NodeSta
   const ids = [...order.filter((id) => id in doc.nodes), ...Object.keys(doc.nodes).filter((id) => !order.includes(id)).sort()];
   return ids.map((id) => {
     const n = doc.nodes[id] ?? {};
-    const wait = n.w as { kind?: string; until?: number } | undefined;
+    const wait = n.w as { kind?: string; until?: number; timeoutAt?: number } | undefined;
+    const due = wait?.until ?? wait?.timeoutAt;
+    const status = decodeStatus(n.s) ?? 'PENDING';
     const node: NodeState = {
       id,
-      status: decodeStatus(n.s) ?? 'PENDING',
+      status,
       attempt: num(n.a) ?? 0,
       maxAttempts: num(n.l) ?? 0,
       completedSeq: num(n.q),
       startedAt: abs(n.b, base),
       endedAt: abs(n.f, base),
-      nextRunAt: wait !== undefined && typeof wait.until === 'number' ? wait.until : null,
+      // As instance:get shows it: only a waiting node is due at a time (its timer, retry or time
+      // limit; an ended node keeps its last wait, and is due at none).
+      nextRunAt: (status === 'WAITING' || status === 'RETRYING') && typeof due === 'number' ? due : null,
     };
     if (Array.isArray(n.o)) node.output = n.o[0];
     if (n.e !== undefined) node.error = n.e;
@@ -101,7 +106,9 @@ export async function stateAt(storage: StorageBackend, id: number, at: HistoryPo
     endedAt: abs(i.f, now.createdAt),
     pausedAt: abs(i.p, now.createdAt),
     held: i.h === 1,
-    updatedAt: entry.at,
+    // The entry's time, or the instance's last change when that came before (an entry that changed
+    // nothing of the row, such as instance.forked).
+    updatedAt: Math.min(entry.at, now.updatedAt),
     nodes: nodesOf(doc, now.nodes.map((n) => n.id), now.createdAt),
   };
   delete instance.error;

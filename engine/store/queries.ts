@@ -276,6 +276,8 @@ export interface NodeQueries {
   park(p: { instanceId: number; nodeId: string; status: 'WAITING' | 'RETRYING' | 'COMPENSATING'; wait: NodeWait; error?: SerializedError }): void;
   /** Sets the wait of a FAILED node: an open `incident`, or `handled` by an error edge. */
   markFailure(p: { instanceId: number; nodeId: string; wait: { kind: 'incident' } | { kind: 'handled' } }): void;
+  /** Replaces the wait of a node that keeps waiting (its due times moved: an unpause). */
+  setWait(p: { instanceId: number; nodeId: string; wait: NodeWait }): void;
   /** READY again with a new attempt limit (a retry by hand); the error is cleared. */
   ready(p: { instanceId: number; nodeId: string; attemptLimit: number }): void;
   setStatus(p: { instanceId: number; nodeId: string; status: NodeStatus }): void;

@@ -84,6 +84,7 @@ const NODE_EFFECTS: Effects<NodeQueries, NodeReads> = {
   fail: (s, { nodeId, error, now }) => node(s, nodeId, () => ({ s: 'F', e: json(error), f: now - s.createdAt })),
   park: (s, { nodeId, status, wait, error }) => node(s, nodeId, (o) => ({ s: encodeStatus(status), w: json(wait), e: error === undefined ? o.e : json(error) })),
   markFailure: (s, { nodeId, wait }) => node(s, nodeId, () => ({ w: json(wait) })),
+  setWait: (s, { nodeId, wait }) => node(s, nodeId, () => ({ w: json(wait) })),
   ready: (s, { nodeId, attemptLimit }) => node(s, nodeId, () => ({ s: 'Y', l: attemptLimit, e: null, w: null })),
   setStatus: (s, { nodeId, status }) => node(s, nodeId, () => ({ s: encodeStatus(status) })),
   unstart: (s, { nodeId, status }) => node(s, nodeId, (o) => ({ s: encodeStatus(status), a: n(o.a) - 1, b: null })),

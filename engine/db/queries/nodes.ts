@@ -109,7 +109,8 @@ export function createNodeQueries(db: Database.Database): NodeQueries {
     `UPDATE node_state SET status = ?, wait_json = ?, error_json = coalesce(?, error_json), version = version + 1
       WHERE instance_id = ? AND node_id = ?`,
   );
-  const markFailure = db.prepare<[string, number, string]>(`UPDATE node_state SET wait_json = ? WHERE instance_id = ? AND node_id = ?`);
+  // A failure's mark (incident, handled) and a moved wait both set the wait alone.
+  const setWaitJson = db.prepare<[string, number, string]>(`UPDATE node_state SET wait_json = ? WHERE instance_id = ? AND node_id = ?`);
   const ready = db.prepare<[number, number, string]>(
     `UPDATE node_state SET status = 'READY', attempt_limit = ?, error_json = NULL, wait_json = NULL, version = version + 1
       WHERE instance_id = ? AND node_id = ?`,
@@ -167,7 +168,8 @@ export function createNodeQueries(db: Database.Database): NodeQueries {
     fail: ({ instanceId, nodeId, error, now }) => void fail.run(JSON.stringify(error), now, instanceId, nodeId),
     park: ({ instanceId, nodeId, status, wait, error }) =>
       void park.run(status, JSON.stringify(wait), error === undefined ? null : JSON.stringify(error), instanceId, nodeId),
-    markFailure: ({ instanceId, nodeId, wait }) => void markFailure.run(JSON.stringify(wait), instanceId, nodeId),
+    markFailure: ({ instanceId, nodeId, wait }) => void setWaitJson.run(JSON.stringify(wait), instanceId, nodeId),
+    setWait: ({ instanceId, nodeId, wait }) => void setWaitJson.run(JSON.stringify(wait), instanceId, nodeId),
     ready: ({ instanceId, nodeId, attemptLimit }) => void ready.run(attemptLimit, instanceId, nodeId),
     setStatus: ({ instanceId, nodeId, status }) => void setStatus.run(status, instanceId, nodeId),
     unstart: ({ instanceId, nodeId, status }) => void unstart.run(status, instanceId, nodeId),

@@ -11,6 +11,7 @@
 import { EngineError } from '../../errors';
 import { isTerminal } from '../../vocabulary';
 import { testMark, type Tx } from './tx';
+import type { NodeWait } from '../../store/queries';
 import { startWaitingChildren } from './children';
 
 /**
@@ -31,6 +32,19 @@ export function pauseInstance(tx: Tx, instanceId: number, actor?: string): void 
 }
 
 /**
+ * `wait` with its due times (`until`, `timeoutAt`) moved as an unpause at `now` moves its rows
+ * (engine/db/queries/schedule.ts unparkForInstance): the time each had left when the pause came at
+ * `pausedAt`, counted from `now`. Undefined when it has none.
+ */
+export function movedWait(wait: NodeWait | null, pausedAt: number, now: number): NodeWait | undefined {
+  if (wait === null) return undefined;
+  const move = (t: number): number => now + Math.max(0, t - pausedAt);
+  if ('until' in wait && typeof wait.until === 'number') return { ...wait, until: move(wait.until) };
+  if ('timeoutAt' in wait && typeof wait.timeoutAt === 'number') return { ...wait, timeoutAt: move(wait.timeoutAt) };
+  return undefined;
+}
+
+/**
  * Unpauses an instance: its parked rows are due again after the time each had left, its deadline
  * moved on by the paused time.
  *
@@ -43,6 +57,11 @@ export function unpauseInstance(tx: Tx, instanceId: number, actor?: string): voi
   if (inst.pausedAt === null) throw new EngineError('INVALID_STATE', `instance ${instanceId} is not paused`);
   q.instances.unpause({ id: instanceId, now });
   q.schedule.unparkForInstance({ instanceId, now });
+  // The waits say when they fire as their rows do: the time each had left, after the unpause.
+  for (const n of q.nodes.all(instanceId)) {
+    const wait = n.status === 'WAITING' || n.status === 'RETRYING' ? movedWait(n.wait, inst.pausedAt, now) : undefined;
+    if (wait) q.nodes.setWait({ instanceId, nodeId: n.nodeId, wait });
+  }
   startWaitingChildren(tx, inst);
   q.history.append({ instanceId, nodeId: null, type: 'instance.unpaused', at: now, actor, data: { pausedMs: now - inst.pausedAt } });
   tx.events.push({ type: 'instance.changed', instanceId, status: inst.status, ...testMark(inst) });

@@ -75,6 +75,13 @@ describe('pause', () => {
     expect((await engine.getInstance(id)).status).toBe('WAITING');
     await engine.unpause(id, { actor: 'ops' });
     expect((await engine.getInstance(id)).deadlineAt).toBe(1_000_000 + 60_000 + 3_600_000);
+    // The delay's wait says when it fires now, as its row does (and as time travel shows it)
+    const unpaused = await engine.getInstance(id);
+    const nap = unpaused.nodes.find((n) => n.id === 'nap');
+    expect(nap?.wait).toMatchObject({ kind: 'timer', until: 1_004_000 + 3_600_000 + 6000 });
+    expect(nap?.nextRunAt).toBe(1_004_000 + 3_600_000 + 6000);
+    const last = (await engine.history(id)).at(-1)!;
+    expect((await engine.stateAt(id, last.id)).instance.nodes.find((n) => n.id === 'nap')).toMatchObject({ wait: nap?.wait, nextRunAt: nap?.nextRunAt });
     clock.advance(5999);
     await drain(engine);
     expect(calls).toEqual(['a']);
@@ -88,6 +95,7 @@ describe('pause', () => {
     await drain(engine);
     expect(calls).toEqual(['a', 'b']);
     await engine.unpause(id);
+    expect((await engine.getInstance(id)).nodes.find((n) => n.id === 'b')).toMatchObject({ status: 'RETRYING', wait: { kind: 'retry', until: clock.now() + 3000 }, nextRunAt: clock.now() + 3000 });
     clock.advance(2999);
     await drain(engine);
     expect(calls).toEqual(['a', 'b']);
@@ -98,6 +106,37 @@ describe('pause', () => {
     expect(done.status).toBe('COMPLETED');
     const types = (await engine.history(id)).map((h) => h.type).filter((x) => x.startsWith('instance.'));
     expect(types).toEqual(['instance.created', 'instance.paused', 'instance.unpaused', 'instance.paused', 'instance.unpaused', 'instance.completed']);
+  });
+
+  it("an event node's time limit moves with the unpause: an event sent after the old limit, before the new one, is taken", async () => {
+    calls = [];
+    const clock = new ManualClock(2_000_000);
+    t = tempEngine({ clock, registry: createDefaultRegistry().register(mark) });
+    const { engine } = t;
+    await engine.deploy({
+      name: 'awaits',
+      nodes: [
+        { id: 'hear', type: 'event', config: { name: 'go' }, timeoutMs: 10_000 },
+        { id: 'after', type: 'mark', config: {} },
+      ],
+      edges: [{ from: 'hear', to: 'after' }],
+    });
+    const id = await engine.start('awaits');
+    await drain(engine);
+    // 4 s into its 10 s limit, paused for a minute: 6 s are left after the unpause
+    clock.advance(4000);
+    await engine.pause(id);
+    clock.advance(60_000);
+    await engine.unpause(id);
+    expect((await engine.getInstance(id)).nodes.find((n) => n.id === 'hear')?.wait).toMatchObject({ kind: 'event', timeoutAt: clock.now() + 6000 });
+    // 5 s later (long past the limit it had before the pause) the event comes
+    clock.advance(5000);
+    await engine.signal({ id }, { event: 'go', data: { n: 1 } });
+    await drain(engine);
+    const done = await engine.getInstance(id);
+    expect(done.status).toBe('COMPLETED');
+    expect(calls).toEqual(['after']);
+    expect(done.nodes.find((n) => n.id === 'hear')?.output).toEqual({ n: 1 });
   });
 
   it('a step running when the pause comes finishes and is recorded; the next one waits for the unpause; cancel ends a paused instance', async () => {

@@ -238,6 +238,49 @@ describe('time travel: stateAt for every history entry equals the state the engi
     expect((await engine.history(id)).length).toBe(at + 1);
   });
 
+  it("the last entry stands where the instance is now, due times and update time included: a cancelled delay, a forked source", async () => {
+    ctx = tempEngine();
+    const { engine } = ctx;
+    await engine.deploy({
+      name: 'tt-nap',
+      nodes: [
+        { id: 'a', type: 'pass' },
+        { id: 'nap', type: 'delay', config: { durationMs: 600_000 } },
+        { id: 'b', type: 'pass' },
+      ],
+      edges: [
+        { from: 'a', to: 'nap' },
+        { from: 'nap', to: 'b' },
+      ],
+    });
+    // Given an instance waiting in its delay, cancelled
+    const id = await engine.start('tt-nap');
+    await expect
+      .poll(async () => {
+        await engine.tick();
+        return (await engine.getInstance(id)).nodes.find((n) => n.id === 'nap')?.status;
+      })
+      .toBe('WAITING');
+    expect((await engine.getInstance(id)).nodes.find((n) => n.id === 'nap')?.nextRunAt).toBeGreaterThan(Date.now());
+    await engine.cancel(id, {});
+    // When it is read now and at its last entry, and again after a copy was forked from it
+    const lastOf = async () => (await engine.history(id)).at(-1)!.id;
+    const same = async () => {
+      const now = await engine.getInstance(id);
+      const at = (await engine.stateAt(id, await lastOf())).instance;
+      return { now: { updatedAt: now.updatedAt, due: now.nodes.map((n) => [n.id, n.nextRunAt]) }, at: { updatedAt: at.updatedAt, due: at.nodes.map((n) => [n.id, n.nextRunAt]) } };
+    };
+    // Then the cancelled delay is due at no time either way, and the update times agree
+    const cancelled = await same();
+    expect(cancelled.at).toEqual(cancelled.now);
+    expect([...cancelled.now.due].sort()).toEqual([['a', null], ['b', null], ['nap', null]]);
+    const first = (await engine.history(id))[0]!.id;
+    await engine.fork(id, first);
+    expect((await engine.history(id)).at(-1)?.type).toBe('instance.forked');
+    const forked = await same();
+    expect(forked.at).toEqual(forked.now);
+  });
+
   it('instance:stateAt answers typed errors: unknown instance, `at` out of range, malformed `at`', async () => {
     ctx = tempEngine();
     const { engine } = ctx;

@@ -52,7 +52,8 @@ const COMPLETE = `UPDATE node_state SET status = 'COMPLETED', output_json = $1, 
 const FAIL = `UPDATE node_state SET status = 'FAILED', error_json = $1, ended_at = $2, version = version + 1 WHERE instance_id = $3 AND node_id = $4`;
 const PARK = `UPDATE node_state SET status = $1, wait_json = $2, error_json = coalesce($3, error_json), version = version + 1
   WHERE instance_id = $4 AND node_id = $5`;
-const MARK_FAILURE = `UPDATE node_state SET wait_json = $1 WHERE instance_id = $2 AND node_id = $3`;
+// A failure's mark (incident, handled) and a moved wait both set the wait alone.
+const SET_WAIT = `UPDATE node_state SET wait_json = $1 WHERE instance_id = $2 AND node_id = $3`;
 const READY = `UPDATE node_state SET status = 'READY', attempt_limit = $1, error_json = NULL, wait_json = NULL, version = version + 1
   WHERE instance_id = $2 AND node_id = $3`;
 const SET_STATUS = `UPDATE node_state SET status = $1, version = version + 1 WHERE instance_id = $2 AND node_id = $3`;
@@ -119,7 +120,8 @@ export function createNodeQueries(tx: PgTx): NodeQueries {
     fail: ({ instanceId, nodeId, error, now }) => change(FAIL, [JSON.stringify(error), now], instanceId, nodeId),
     park: ({ instanceId, nodeId, status, wait, error }) =>
       change(PARK, [status, JSON.stringify(wait), error === undefined ? null : JSON.stringify(error)], instanceId, nodeId),
-    markFailure: ({ instanceId, nodeId, wait }) => change(MARK_FAILURE, [JSON.stringify(wait)], instanceId, nodeId),
+    markFailure: ({ instanceId, nodeId, wait }) => change(SET_WAIT, [JSON.stringify(wait)], instanceId, nodeId),
+    setWait: ({ instanceId, nodeId, wait }) => change(SET_WAIT, [JSON.stringify(wait)], instanceId, nodeId),
     ready: ({ instanceId, nodeId, attemptLimit }) => change(READY, [attemptLimit], instanceId, nodeId),
     setStatus: ({ instanceId, nodeId, status }) => change(SET_STATUS, [status], instanceId, nodeId),
     unstart: ({ instanceId, nodeId, status }) => change(UNSTART, [status], instanceId, nodeId),
