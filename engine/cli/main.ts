@@ -28,7 +28,7 @@ import { addServeCommands } from './commands/serve';
 import { addWorkCommands } from './commands/work';
 import { addWorkflowCommands } from './commands/workflows';
 import { ExitCode } from './exit-codes';
-import type { CliRun } from './options';
+import { commonOptionsLast, type CliRun } from './options';
 import { guardStream, processIo, reportError, type CliIo } from './output';
 
 export { ExitCode, exitCodeForStatus } from './exit-codes';
@@ -83,7 +83,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   try {
-    await buildProgram(run).parseAsync([...argv], { from: 'node' });
+    await buildProgram(run).parseAsync([...argv.slice(0, 2), ...commonOptionsLast(argv.slice(2))], { from: 'node' });
     return run.exitCode;
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode === 0 ? ExitCode.OK : ExitCode.USAGE;

@@ -158,6 +158,39 @@ export function shownDb(db: string): string {
   return isPostgresUrl(db) ? redactUrl(db) : db;
 }
 
+/** The options every command takes ({@link common}), with whether each takes a value. */
+const COMMON_OPTIONS: ReadonlyMap<string, boolean> = new Map([
+  ['--db', true],
+  ['--json', false],
+  ['--sync', true],
+  ['--plugin', true],
+  ['--read-only', false],
+]);
+
+/**
+ * `args` (the words after the program, as typed) with the options every command takes moved from
+ * before the command to the end (`runnel --db x.db list` as `runnel list --db x.db`, as `git -C`
+ * users type it): each command declares them itself. Words after a `--` stay as they are; a word
+ * before the command that is no such option leaves everything as typed (commander names it).
+ */
+export function commonOptionsLast(args: readonly string[]): string[] {
+  const moved: string[] = [];
+  let i = 0;
+  while (i < args.length) {
+    const word = args[i] as string;
+    const name = word.includes('=') ? word.slice(0, word.indexOf('=')) : word;
+    const takesValue = COMMON_OPTIONS.get(name);
+    if (takesValue === undefined) break;
+    const n = takesValue && !word.includes('=') ? 2 : 1;
+    moved.push(...args.slice(i, i + n));
+    i += n;
+  }
+  if (moved.length === 0 || i >= args.length) return [...args];
+  const rest = args.slice(i);
+  const dashes = rest.indexOf('--');
+  return dashes < 0 ? [...rest, ...moved] : [...rest.slice(0, dashes), ...moved, ...rest.slice(dashes)];
+}
+
 /**
  * Adds the options every command takes: `--db` (a file or a PostgreSQL URL; default `RUNNEL_DB`,
  * else `./runnel.db`), `--json`, `--sync`, `--plugin`, `--read-only`.
