@@ -27,7 +27,7 @@ function ordered(source: Json, order: readonly string[]): Json {
   const out: Json = {};
   for (const key of order) if (source[key] !== undefined) out[key] = cloneJson(source[key]);
   for (const [key, v] of Object.entries(source))
-    if (!(key in out) && v !== undefined) out[key] = cloneJson(v);
+    if (!Object.hasOwn(out, key) && v !== undefined) out[key] = cloneJson(v);
   return out;
 }
 

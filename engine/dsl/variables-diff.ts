@@ -17,9 +17,10 @@ export interface VariablesDiff {
 export function diffVariables(before: Record<string, unknown>, after: Record<string, unknown>): VariablesDiff {
   const diff: VariablesDiff = { added: {}, removed: [], changed: {} };
   for (const [k, v] of Object.entries(after)) {
-    if (!(k in before)) diff.added[k] = v;
+    // Own keys only: a variable `constructor` or `toString` is not Object.prototype's member.
+    if (!Object.hasOwn(before, k)) diff.added[k] = v;
     else if (JSON.stringify(before[k]) !== JSON.stringify(v)) diff.changed[k] = { from: before[k], to: v };
   }
-  for (const k of Object.keys(before)) if (!(k in after)) diff.removed.push(k);
+  for (const k of Object.keys(before)) if (!Object.hasOwn(after, k)) diff.removed.push(k);
   return diff;
 }

@@ -168,7 +168,7 @@ class Generator {
     const out: Record<string, unknown> = {};
     let ok = true;
     for (const key of required) {
-      const d = this.value(props[key], [...path, key], depth + 1);
+      const d = this.value(Object.hasOwn(props, key) ? props[key] : undefined, [...path, key], depth + 1);
       out[key] = d.value;
       if (!d.ok) {
         ok = false;
@@ -177,14 +177,14 @@ class Generator {
     }
     const minProperties = typeof schema.minProperties === 'number' ? schema.minProperties : 0;
     for (const key of Object.keys(props)) {
-      if (key in out || !(this.optional || Object.keys(out).length < minProperties)) continue;
+      if (Object.hasOwn(out, key) || !(this.optional || Object.keys(out).length < minProperties)) continue;
       const tried = this.quiet(() => this.value(props[key], [...path, key], depth + 1));
       // An optional field is given only when all of it can be derived.
       if (tried.derived.ok && tried.toFill.length === 0) out[key] = tried.derived.value;
     }
     for (let i = 1; Object.keys(out).length < minProperties && schema.additionalProperties !== false && i <= minProperties; i++) {
       const key = `field${i}`;
-      if (key in out) continue;
+      if (Object.hasOwn(out, key)) continue;
       const d = this.value(isSchema(schema.additionalProperties) ? schema.additionalProperties : true, [...path, key], depth + 1);
       if (d.ok) out[key] = d.value;
     }

@@ -82,7 +82,8 @@ export function fromDefinition(raw: unknown): { ok: true; doc: DesignerDoc } | N
     if (!isRecord(n)) return { ok: false, message: `nodes[${i}] must be an object` };
     const { id, ...def } = n;
     if (typeof id !== 'string' || id === '') return { ok: false, message: `nodes[${i}] needs a string "id" to be drawn` };
-    const p = positions[id];
+    // Own keys only: a node `constructor` or `toString` would read Object.prototype's member.
+    const p = Object.hasOwn(positions, id) ? positions[id] : undefined;
     const placed = isRecord(p) && typeof p['x'] === 'number' && typeof p['y'] === 'number' && Number.isFinite(p['x']) && Number.isFinite(p['y']);
     if (!placed) unplaced.push(i);
     nodes.push(makeNode(id, def as NodeDef, placed ? { x: p['x'] as number, y: p['y'] as number } : { x: 0, y: 0 }));
@@ -145,13 +146,16 @@ export function toDslEdge(edge: FlowEdge): Json {
 }
 
 /**
- * Writes a canvas document as a DSL definition with `ui.positions` (every node, in node order),
- * keys in the engine's export order. The result is plain JSON data.
+ * Writes a canvas document as a DSL definition with `ui.positions` (every node, in node order,
+ * but a node whose id is `__proto__`: the engine refuses that key anywhere in a definition,
+ * PROTOTYPE_KEY, so that node is placed again on open), keys in the engine's export order. The
+ * result is plain JSON data.
  */
 export function toDefinition(doc: DesignerDoc): WorkflowInput {
   const { ui, ...meta } = doc.meta;
   const positions: Record<string, { x: number; y: number }> = {};
-  for (const n of doc.nodes) positions[n.id] = { x: n.position.x, y: n.position.y };
+  for (const n of doc.nodes)
+    if (n.id !== '__proto__') positions[n.id] = { x: n.position.x, y: n.position.y };
   const raw: Json = {
     ...meta,
     nodes: doc.nodes.map((n) => ({ id: n.id, ...n.data.def })),

@@ -14,7 +14,7 @@ import { useMemo, useState } from 'react';
 import type { ApiError } from '../../../engine/api/contract';
 import { parseVariables } from '../variables';
 import { Modal } from './Modal';
-import { checkAgainstSchema, schemaFields, variablesSkeleton } from './run-variables';
+import { checkAgainstSchema, pinSample, pinsFrom, schemaFields, variablesSkeleton } from './run-variables';
 
 /** Import: pick a file, or paste JSON or YAML. */
 export function ImportDialog({ onPickFile, onImport, onClose }: { onPickFile(): Promise<string | undefined>; onImport(text: string): string | undefined; onClose(): void }) {
@@ -58,34 +58,6 @@ export function ImportDialog({ onPickFile, onImport, onClose }: { onPickFile(): 
 export interface PinnableNode {
   id: string;
   type: string;
-}
-
-/** A pin's starting text for a node of `type`: the shape its handler returns. */
-function pinSample(type: string): string {
-  switch (type) {
-    case 'http':
-      return '{ "status": 200, "headers": {}, "body": {} }';
-    case 'approval':
-      return '{ "approved": true }';
-    default:
-      return '{}';
-  }
-}
-
-/**
- * The pins a test run sends: each checked node's text as JSON, or why one is not JSON (naming
- * the node).
- */
-export function pinsFrom(checked: ReadonlySet<string>, texts: Readonly<Record<string, string>>): { ok: true; pins: Record<string, unknown> } | { ok: false; message: string } {
-  const pins: Record<string, unknown> = {};
-  for (const id of checked) {
-    try {
-      pins[id] = JSON.parse(texts[id] ?? '') as unknown;
-    } catch (err) {
-      return { ok: false, message: `The pinned result of "${id}" is not JSON: ${err instanceof Error ? err.message : String(err)}` };
-    }
-  }
-  return { ok: true, pins };
 }
 
 /**

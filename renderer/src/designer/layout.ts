@@ -23,24 +23,32 @@ interface LayoutEdge {
 
 /**
  * Top-left positions for every node, by id: dagre's layered layout (rankdir LR), snapped to the
- * grid. Edges naming unknown nodes are ignored.
+ * grid. Edges naming unknown nodes are ignored. Any valid id works, `constructor` and `__proto__`
+ * too: dagre keeps nodes in plain objects, so it is given `n<index>` keys instead of the ids.
  */
 export function autoLayout(nodes: readonly LayoutNode[], edges: readonly LayoutEdge[]): Map<string, { x: number; y: number }> {
   const g = new Graph({ multigraph: true });
   g.setGraph({ rankdir: 'LR', nodesep: 40, ranksep: 90, marginx: 0, marginy: 0 });
   g.setDefaultEdgeLabel(() => ({}));
+  const keys = new Map<string, string>();
   for (const n of nodes) {
-    g.setNode(n.id, { width: n.measured?.width ?? DEFAULT_NODE_SIZE.width, height: n.measured?.height ?? DEFAULT_NODE_SIZE.height });
+    if (keys.has(n.id)) continue;
+    const key = `n${keys.size}`;
+    keys.set(n.id, key);
+    g.setNode(key, { width: n.measured?.width ?? DEFAULT_NODE_SIZE.width, height: n.measured?.height ?? DEFAULT_NODE_SIZE.height });
   }
   let i = 0;
   for (const e of edges) {
-    if (!g.hasNode(e.source) || !g.hasNode(e.target) || e.source === e.target) continue;
-    g.setEdge(e.source, e.target, { weight: e.data?.on === 'error' ? 1 : 4, minlen: 1 }, `e${i++}`);
+    const from = keys.get(e.source);
+    const to = keys.get(e.target);
+    if (from === undefined || to === undefined || from === to) continue;
+    g.setEdge(from, to, { weight: e.data?.on === 'error' ? 1 : 4, minlen: 1 }, `e${i++}`);
   }
   layout(g);
   const out = new Map<string, { x: number; y: number }>();
   for (const n of nodes) {
-    const laid = g.node(n.id) as { x: number; y: number; width: number; height: number } | undefined;
+    const key = keys.get(n.id);
+    const laid = (key === undefined ? undefined : g.node(key)) as { x: number; y: number; width: number; height: number } | undefined;
     if (!laid) continue;
     out.set(n.id, { x: snap(laid.x - laid.width / 2), y: snap(laid.y - laid.height / 2) });
   }

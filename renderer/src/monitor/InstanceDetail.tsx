@@ -6,8 +6,10 @@
  *
  * Test ids: `instance-detail` (`data-id`, `data-status`), `detail-back`, `detail-title`, `detail-test` (a test run),
  * `detail-status`, `detail-refresh`, `suspension-banner`, `suspension-reason`, `failure-banner`,
- * `action-resume`, `action-retry`, `action-cancel`, `action-cancel-compensate`, `action-confirm`,
- * `action-confirm-dismiss`, `action-error`, `detail-approvals`, `detail-tab-<timeline|history|variables>`,
+ * `action-resume`, `action-retry` (offered only when the engine would accept it, else
+ * `retry-not-offered` says why: retry-offer.ts), `action-cancel`, `action-cancel-compensate`, `action-confirm`,
+ * `action-confirm-dismiss`, `action-error` (below the row), `actions-time-travel-note` (the actions
+ * put away while the scrubber is on), `detail-approvals`, `detail-tab-<timeline|history|variables>`,
  * `variables-tree`, `action-send-event`, the scrubber's (TimeTravel.tsx: at the end of the actions' row), `action-pause`, `action-unpause`, `detail-paused`, `paused-banner`
  * (`data-paused-at`), plus those of the graph, node panel, resume panel, Gantt,
  * history, the send-event dialog and the parent / child links (ChildInstances.tsx).
@@ -25,6 +27,7 @@ import { InstanceGraph } from './InstanceGraph';
 import { JsonTree } from './JsonTree';
 import { NodePanel } from './NodePanel';
 import { ResumePanel } from './ResumePanel';
+import { retryRefusal } from './retry-offer';
 import { SendEventDialog } from './SendEventDialog';
 import { TimeTravel, type InstanceAt } from './TimeTravel';
 import { useNow } from './useNow';
@@ -67,6 +70,8 @@ export function InstanceDetail() {
   const [sendingEvent, setSendingEvent] = useState(false);
   // The scrubber's entry: the graph and the variables show the instance as it was then.
   const [past, setPast] = useState<InstanceAt | undefined>(undefined);
+  // While the scrubber is on, the actions are put away: they act on the instance as it is now.
+  const [travelling, setTravelling] = useState(false);
   const live = detail !== undefined && detail.endedAt === null;
   const now = useNow(live ? 500 : 60_000);
 
@@ -76,6 +81,11 @@ export function InstanceDetail() {
     setPending(undefined);
     setSendingEvent(false);
   }, [id]);
+  useEffect(() => {
+    if (!travelling) return;
+    setPending(undefined);
+    setSendingEvent(false);
+  }, [travelling]);
   useEffect(() => {
     if (detail && selected === undefined) setSelected(defaultNode(detail));
   }, [detail, selected]);
@@ -99,6 +109,7 @@ export function InstanceDetail() {
     { kind?: string; nodeId?: string; error?: unknown; attempts?: number } | undefined;
   const pausedAt = detail.pausedAt ?? null;
   const canCancel = ['PENDING', 'RUNNING', 'WAITING', 'SUSPENDED'].includes(detail.status);
+  const retryWhyNot = retryRefusal(detail);
   const approvals = detail.nodes.filter(
     (n) => n.status === 'WAITING' && (n.wait as { kind?: string } | undefined)?.kind === 'approval',
   );
@@ -177,119 +188,133 @@ export function InstanceDetail() {
       ) : null}
 
       <div className="detail-actions" data-testid="detail-actions">
-        {detail.status === 'SUSPENDED' ? (
-          <button
-            type="button"
-            className="primary"
-            data-testid="action-resume"
-            disabled={busy}
-            onClick={() => setResuming(true)}
-          >
-            Resume…
-          </button>
-        ) : null}
-        {detail.status === 'FAILED' ? (
-          <button
-            type="button"
-            className="primary"
-            data-testid="action-retry"
-            disabled={busy}
-            onClick={() => setPending({ kind: 'retry' })}
-          >
-            Retry from the failed node
-          </button>
-        ) : null}
-        {canCancel ? (
-          <>
-            <button
-              type="button"
-              data-testid="action-cancel"
-              disabled={busy}
-              onClick={() => setPending({ kind: 'cancel', compensate: false })}
-            >
-              Cancel
-            </button>
-            <button
-              type="button"
-              data-testid="action-cancel-compensate"
-              disabled={busy}
-              onClick={() => setPending({ kind: 'cancel', compensate: true })}
-            >
-              Cancel and compensate
-            </button>
-          </>
-        ) : null}
-        {live && pausedAt === null ? (
-          <button
-            type="button"
-            data-testid="action-pause"
-            disabled={busy}
-            title="Start no node of this instance until it is unpaused (running steps finish; timers keep the time they had left)"
-            onClick={() => void pause()}
-          >
-            Pause
-          </button>
-        ) : null}
-        {live && pausedAt !== null ? (
-          <button
-            type="button"
-            className="primary"
-            data-testid="action-unpause"
-            disabled={busy}
-            title="Let this instance go on"
-            onClick={() => void unpause()}
-          >
-            Unpause
-          </button>
-        ) : null}
-        {live ? (
-          <button
-            type="button"
-            data-testid="action-send-event"
-            disabled={busy}
-            title="Send an event to this instance (an event node waiting for it takes it)"
-            onClick={() => setSendingEvent(true)}
-          >
-            Send event…
-          </button>
-        ) : null}
-        {pending ? (
-          <span className="confirm" role="alertdialog" aria-label="Confirm">
-            {pending.kind === 'retry'
-              ? 'Retry the failed node(s) with a fresh attempt budget?'
-              : pending.compensate
-                ? 'Cancel, undoing completed steps (compensation) first?'
-                : 'Cancel now, without compensation?'}
-            <button
-              type="button"
-              className={pending.kind === 'retry' ? 'primary' : 'danger'}
-              data-testid="action-confirm"
-              onClick={() => void runPending()}
-            >
-              Yes
-            </button>
-            <button type="button" data-testid="action-confirm-dismiss" onClick={() => setPending(undefined)}>
-              No
-            </button>
+        {travelling ? (
+          <span className="muted" data-testid="actions-time-travel-note">
+            The actions act on the instance as it is now: Back to now to use them.
           </span>
-        ) : null}
-        {actionError && !resuming ? (
-          <span className="field-error" role="alert" data-testid="action-error">
+        ) : (
+          <>
+            {detail.status === 'SUSPENDED' ? (
+              <button
+                type="button"
+                className="primary"
+                data-testid="action-resume"
+                disabled={busy}
+                onClick={() => setResuming(true)}
+              >
+                Resume…
+              </button>
+            ) : null}
+            {detail.status === 'FAILED' && retryWhyNot === undefined ? (
+              <button
+                type="button"
+                className="primary"
+                data-testid="action-retry"
+                disabled={busy}
+                onClick={() => setPending({ kind: 'retry' })}
+              >
+                Retry from the failed node
+              </button>
+            ) : null}
+            {detail.status === 'FAILED' && retryWhyNot !== undefined ? (
+              <span className="muted" data-testid="retry-not-offered">
+                Not retried from here: {retryWhyNot}.
+              </span>
+            ) : null}
+            {canCancel ? (
+              <>
+                <button
+                  type="button"
+                  data-testid="action-cancel"
+                  disabled={busy}
+                  onClick={() => setPending({ kind: 'cancel', compensate: false })}
+                >
+                  Cancel
+                </button>
+                <button
+                  type="button"
+                  data-testid="action-cancel-compensate"
+                  disabled={busy}
+                  onClick={() => setPending({ kind: 'cancel', compensate: true })}
+                >
+                  Cancel and compensate
+                </button>
+              </>
+            ) : null}
+            {live && pausedAt === null ? (
+              <button
+                type="button"
+                data-testid="action-pause"
+                disabled={busy}
+                title="Start no node of this instance until it is unpaused (running steps finish; timers keep the time they had left)"
+                onClick={() => void pause()}
+              >
+                Pause
+              </button>
+            ) : null}
+            {live && pausedAt !== null ? (
+              <button
+                type="button"
+                className="primary"
+                data-testid="action-unpause"
+                disabled={busy}
+                title="Let this instance go on"
+                onClick={() => void unpause()}
+              >
+                Unpause
+              </button>
+            ) : null}
+            {live ? (
+              <button
+                type="button"
+                data-testid="action-send-event"
+                disabled={busy}
+                title="Send an event to this instance (an event node waiting for it takes it)"
+                onClick={() => setSendingEvent(true)}
+              >
+                Send event…
+              </button>
+            ) : null}
+            {pending ? (
+              <span className="confirm" role="alertdialog" aria-label="Confirm">
+                {pending.kind === 'retry'
+                  ? 'Retry the failed node(s) with a fresh attempt budget?'
+                  : pending.compensate
+                    ? 'Cancel, undoing completed steps (compensation) first?'
+                    : 'Cancel now, without compensation?'}
+                <button
+                  type="button"
+                  className={pending.kind === 'retry' ? 'primary' : 'danger'}
+                  data-testid="action-confirm"
+                  onClick={() => void runPending()}
+                >
+                  Yes
+                </button>
+                <button type="button" data-testid="action-confirm-dismiss" onClick={() => setPending(undefined)}>
+                  No
+                </button>
+              </span>
+            ) : null}
+            {!canCancel && detail.status !== 'FAILED' ? (
+              <span className="muted">
+                {detail.endedAt !== null
+                  ? `Ended ${formatTimestamp(detail.endedAt)}.`
+                  : 'Compensating: nothing to do until it ends.'}
+              </span>
+            ) : null}
+          </>
+        )}
+        {/* at the row's end, not on a row of its own: the graph below gets that height */}
+        <TimeTravel detail={detail} history={history} onState={setPast} onActive={setTravelling} />
+        {/* A refusal hangs below the row, over the graph's top: the row keeps its place and height. */}
+        {actionError && !resuming && !travelling ? (
+          <span className="field-error action-error" role="alert" data-testid="action-error">
             {actionError.code}: {actionError.message}
           </span>
         ) : null}
-        {!canCancel && detail.status !== 'FAILED' ? (
-          <span className="muted">
-            {detail.endedAt !== null
-              ? `Ended ${formatTimestamp(detail.endedAt)}.`
-              : 'Compensating: nothing to do until it ends.'}
-          </span>
-        ) : null}
-        {/* at the row's end, not on a row of its own: the graph below gets that height */}
-        <TimeTravel detail={detail} history={history} onState={setPast} />
       </div>
 
-      {resuming && detail.status === 'SUSPENDED' ? (
+      {resuming && !travelling && detail.status === 'SUSPENDED' ? (
         <ResumePanel key={detail.version} detail={detail} onClose={() => setResuming(false)} />
       ) : null}
 
@@ -297,7 +322,7 @@ export function InstanceDetail() {
 
       <ChildGroups detail={detail} />
 
-      {approvals.length > 0 ? (
+      {approvals.length > 0 && !travelling ? (
         <section className="detail-approvals" data-testid="detail-approvals">
           {approvals.map((n) => {
             const w = n.wait as { prompt?: string };

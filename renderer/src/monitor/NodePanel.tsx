@@ -108,7 +108,8 @@ export function NodePanel({
   const [input, setInput] = useState<{ value?: unknown; error?: string }>({});
   useEffect(() => {
     let live = true;
-    const steps: Record<string, unknown> = {};
+    // Keyed by node id, which may be `__proto__`: no prototype, so that is a key like any other.
+    const steps = Object.create(null) as Record<string, unknown>;
     for (const n of detail.nodes)
       if (n.status === 'COMPLETED' || n.status === 'COMPENSATED' || n.status === 'COMPENSATING')
         steps[n.id] = n.output ?? null;

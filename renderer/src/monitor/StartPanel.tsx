@@ -45,7 +45,8 @@ function template(schema: unknown, info: SchemaInfo): { text: string; toFill: In
   const t = inputTemplate(schema);
   const value = (typeof t.value === 'object' && t.value !== null && !Array.isArray(t.value) ? t.value : {}) as Record<string, unknown>;
   const ordered: Record<string, unknown> = {};
-  for (const k of [...info.required, ...Object.keys(value)]) if (k in value) ordered[k] = value[k];
+  for (const k of [...info.required, ...Object.keys(value)])
+    if (Object.hasOwn(value, k)) ordered[k] = value[k];
   return { text: JSON.stringify(ordered, null, 2), toFill: t.toFill };
 }
 

@@ -17,15 +17,20 @@ import { useActor, useList } from './hooks';
 /** What the detail view shows while the scrubber is on: the instance at one entry. */
 export type InstanceAt = Output<'instance:stateAt'>;
 
-/** See the module comment. `onState` gets the instance at the chosen entry, or undefined when the scrubber is off. */
+/**
+ * See the module comment. `onState` gets the instance at the chosen entry, or undefined when the
+ * scrubber is off; `onActive` whether the scrubber is on (at once, before its first state loads).
+ */
 export function TimeTravel({
   detail,
   history,
   onState,
+  onActive,
 }: {
   detail: InstanceDetail;
   history: readonly HistoryEvent[];
   onState: (state: InstanceAt | undefined) => void;
+  onActive?: (on: boolean) => void;
 }) {
   const { api } = useStores();
   const actor = useActor((s) => s.actor);
@@ -43,6 +48,7 @@ export function TimeTravel({
     onState(undefined);
     // A new instance: start over.
   }, [detail.id, onState]);
+  useEffect(() => onActive?.(on), [on, onActive]);
 
   useEffect(() => {
     if (!on || !entry) return;
@@ -87,7 +93,11 @@ export function TimeTravel({
         aria-pressed={on}
         onClick={toggle}
         disabled={history.length === 0}
-        title="Replay the instance's history on the graph and the variables, entry by entry"
+        title={
+          on
+            ? 'Leave time travel: show the instance as it is now, with its actions'
+            : "Replay the instance's history on the graph and the variables, entry by entry"
+        }
       >
         {on ? 'Back to now' : 'Time travel'}
       </button>

@@ -54,30 +54,43 @@ function labelsFit(edges: readonly EdgeLike[], at: Map<string, Point>): boolean 
   });
 }
 
-/** Top-left position of every node of `definition`, by id. */
+/**
+ * Top-left position of every node of `definition`, by id. Any valid id works, `constructor` and
+ * `__proto__` too: a saved position counts only as the map's own key, and dagre (which keeps nodes
+ * in plain objects) is given `n<index>` keys instead of the ids.
+ */
 export function graphPositions(definition: Pick<Workflow, 'nodes' | 'edges' | 'ui'>): Map<string, Point> {
   const saved = definition.ui?.positions;
-  if (saved && definition.nodes.every((n) => saved[n.id] !== undefined)) {
-    const at = new Map(
-      definition.nodes.map((n) => [n.id, { x: saved[n.id]?.x ?? 0, y: saved[n.id]?.y ?? 0 }]),
-    );
+  const savedAt = (id: string): Point | undefined =>
+    saved !== undefined && Object.hasOwn(saved, id) ? saved[id] : undefined;
+  if (definition.nodes.every((n) => savedAt(n.id) !== undefined)) {
+    const at = new Map(definition.nodes.map((n) => [n.id, { x: savedAt(n.id)?.x ?? 0, y: savedAt(n.id)?.y ?? 0 }]));
     if (labelsFit(definition.edges, at)) return at;
   }
   const g = new Graph({ multigraph: true });
   g.setGraph({ rankdir: 'LR', nodesep: 30, ranksep: 70, edgesep: 20, marginx: 0, marginy: 0 });
   g.setDefaultEdgeLabel(() => ({}));
-  for (const n of definition.nodes) g.setNode(n.id, { width: GRAPH_NODE.width, height: GRAPH_NODE.height });
+  const keys = new Map<string, string>();
+  for (const n of definition.nodes) {
+    if (keys.has(n.id)) continue;
+    const key = `n${keys.size}`;
+    keys.set(n.id, key);
+    g.setNode(key, { width: GRAPH_NODE.width, height: GRAPH_NODE.height });
+  }
   definition.edges.forEach((e, i) => {
-    if (!g.hasNode(e.from) || !g.hasNode(e.to) || e.from === e.to) return;
+    const from = keys.get(e.from);
+    const to = keys.get(e.to);
+    if (from === undefined || to === undefined || from === to) return;
     const text = edgeLabelText(e);
     // dagre gives a labelled edge a rank of its own for its label, so the label sits between the boxes
     const label = text === undefined ? {} : { ...edgeLabelSize(text), labelpos: 'c' };
-    g.setEdge(e.from, e.to, { weight: e.on === 'error' ? 1 : 4, ...label }, `e${i}`);
+    g.setEdge(from, to, { weight: e.on === 'error' ? 1 : 4, ...label }, `e${i}`);
   });
   layout(g);
   const out = new Map<string, Point>();
   for (const n of definition.nodes) {
-    const p = g.node(n.id) as Point | undefined;
+    const key = keys.get(n.id);
+    const p = (key === undefined ? undefined : g.node(key)) as Point | undefined;
     out.set(n.id, { x: (p?.x ?? 0) - GRAPH_NODE.width / 2, y: (p?.y ?? 0) - GRAPH_NODE.height / 2 });
   }
   return out;

@@ -164,6 +164,32 @@ describe('the Instances view at 1280×720', () => {
     expect((await page.locator('.chips-row').boundingBox())?.height).toBeLessThanOrEqual(32);
   });
 
+  it('a chip drawn without its word shows it under keyboard focus, and names it in its title', async () => {
+    const { page } = app;
+    const word = (status: string) =>
+      page
+        .getByTestId(`status-chip-${status}`)
+        .locator('.chip-word')
+        .evaluate((e) => e.getBoundingClientRect().width);
+    // given: at 1280 the chips draw dots and counts only
+    expect(await word('PENDING')).toBeLessThanOrEqual(1);
+    expect(await page.getByTestId('status-chip-PENDING').getAttribute('title')).toBe(
+      `pending: ${(counts.PENDING ?? 0).toLocaleString('en-US')}`,
+    );
+    // when: the keyboard moves from "All" to the first status chip
+    await page.getByTestId('status-chip-all').focus();
+    await page.keyboard.press('Tab');
+    // then: that chip draws its word; the others still do not
+    await expect.poll(() => word('PENDING')).toBeGreaterThan(20);
+    expect(await page.getByTestId('status-chip-PENDING').locator('.chip-word').textContent()).toBe('pending');
+    expect(await word('RUNNING')).toBeLessThanOrEqual(1);
+    // when: focus moves on, the word moves with it
+    await page.keyboard.press('Tab');
+    await expect.poll(() => word('RUNNING')).toBeGreaterThan(20);
+    await expect.poll(() => word('PENDING')).toBeLessThanOrEqual(1);
+    await page.keyboard.press('Escape');
+  });
+
   it('at 1440×900, keeps the one line too', async () => {
     const { page } = app;
     await page.setViewportSize({ width: 1440, height: 900 });

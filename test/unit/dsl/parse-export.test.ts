@@ -161,6 +161,16 @@ describe('duplicate keys in JSON input', () => {
 });
 
 describe('export', () => {
+  it('keeps a key named like an Object.prototype member (the designer keeps unknown keys as given)', () => {
+    const raw = JSON.parse(
+      '{"name":"w","constructor":1,"nodes":[{"id":"toString","type":"pass","valueOf":2}],"edges":[],"ui":{"positions":{"toString":{"x":1,"y":2}}}}',
+    ) as Parameters<typeof exportWorkflow>[0];
+    const out = exportWorkflow(raw) as unknown as Record<string, unknown>;
+    expect(out['constructor']).toBe(1);
+    expect(out['nodes']).toEqual([{ id: 'toString', type: 'pass', valueOf: 2 }]);
+    expect(out['ui']).toEqual({ positions: { toString: { x: 1, y: 2 } } });
+  });
+
   it('is stable across import → export → import, ui positions included', () => {
     const first = assertValidWorkflow(parseWorkflowText(YAML_TEXT, 'ota.yaml'), catalog);
     const exported = exportWorkflow(first);

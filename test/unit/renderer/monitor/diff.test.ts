@@ -17,4 +17,17 @@ describe('variables diff and JSON input', () => {
     });
     expect(parseJsonObject('{"a": 1}')).toEqual({ ok: true, value: { a: 1 } });
   });
+
+  it('a variable named like an Object.prototype member is added, removed or changed like any other', () => {
+    expect(diffVariables({ toString: 1, keep: 0 }, { constructor: 'c', valueOf: 2, keep: 0 })).toEqual({
+      added: { constructor: 'c', valueOf: 2 },
+      removed: ['toString'],
+      changed: {},
+    });
+    expect(diffVariables({ hasOwnProperty: 1 }, { hasOwnProperty: 2 })).toEqual({
+      added: {},
+      removed: [],
+      changed: { hasOwnProperty: { from: 1, to: 2 } },
+    });
+  });
 });
