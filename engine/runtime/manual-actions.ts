@@ -16,6 +16,7 @@ import { jsonBytes, settleResult, type SettledResult } from './outcome';
 import { cancel as cancelTransition, decideApproval, diffVariables, resumeInstance, retryInstance } from './state-machine/manual';
 import { sendEvent, type SendResult } from './state-machine/signal';
 import { pauseInstance, unpauseInstance } from './state-machine/pause';
+import { setStep } from '../store/queries';
 
 /** An approval decision. */
 export interface ApproveOptions {
@@ -52,8 +53,8 @@ async function existing(ctx: RuntimeContext, id: number) {
 function stepsOf(nodes: readonly { id: string; status: string; output?: unknown; error?: unknown }[]): Record<string, unknown> {
   const steps: Record<string, unknown> = {};
   for (const n of nodes) {
-    if (n.status === 'FAILED') steps[n.id] = { error: n.error ?? null };
-    else if (n.status === 'COMPLETED' || n.status === 'COMPENSATING' || n.status === 'COMPENSATED') steps[n.id] = n.output ?? null;
+    if (n.status === 'FAILED') setStep(steps, n.id, { error: n.error ?? null });
+    else if (n.status === 'COMPLETED' || n.status === 'COMPENSATING' || n.status === 'COMPENSATED') setStep(steps, n.id, n.output ?? null);
   }
   return steps;
 }

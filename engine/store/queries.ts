@@ -171,6 +171,15 @@ export interface ChildrenWait {
 /** A node result as `$steps` shows it: a completed node's output, a FAILED node's `{ error }`. */
 export type StepResults = Record<string, unknown>;
 
+/**
+ * Sets `steps[nodeId]` as an own property, whatever the id: node ids may be `__proto__`, which an
+ * assignment would take for the object's prototype (every other step would then inherit that
+ * node's result's keys).
+ */
+export function setStep(steps: StepResults, nodeId: string, value: unknown): void {
+  Object.defineProperty(steps, nodeId, { value, enumerable: true, writable: true, configurable: true });
+}
+
 // ---------------------------------------------------------------- families
 
 /** The `schedule` queue. */

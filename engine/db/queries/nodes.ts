@@ -6,7 +6,7 @@
 import type Database from 'better-sqlite3';
 import type { SerializedError } from '../../errors';
 import type { NodeStatus } from '../../vocabulary';
-import type { NodeQueries, NodeRow, NodeWait, StepResults } from '../../store/queries';
+import { setStep, type NodeQueries, type NodeRow, type NodeWait, type StepResults } from '../../store/queries';
 import { parseStored } from './stored-json';
 
 /** A `node_state` row as both backends select it (columns aliased to these names). */
@@ -144,8 +144,8 @@ export function createNodeQueries(db: Database.Database): NodeQueries {
     results: (instanceId) => {
       const steps: StepResults = {};
       for (const s of results.all(instanceId)) {
-        if (s.status === 'FAILED') steps[s.nodeId] = { error: s.errorJson === null ? null : parseStored<unknown>(s.errorJson, instanceId, 'error_json', s.nodeId) };
-        else steps[s.nodeId] = s.outputJson === null ? null : parseStored<unknown>(s.outputJson, instanceId, 'output_json', s.nodeId);
+        if (s.status === 'FAILED') setStep(steps, s.nodeId, { error: s.errorJson === null ? null : parseStored<unknown>(s.errorJson, instanceId, 'error_json', s.nodeId) });
+        else setStep(steps, s.nodeId, s.outputJson === null ? null : parseStored<unknown>(s.outputJson, instanceId, 'output_json', s.nodeId));
       }
       return steps;
     },

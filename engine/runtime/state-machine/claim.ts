@@ -107,7 +107,7 @@ function stepInputs(tx: Tx, wf: CompiledWorkflow, row: ScheduleRow): { steps: St
   let error: unknown;
   if (afterError && node) {
     for (const e of node.incoming) {
-      const s = steps[e.from] as { error?: unknown } | null | undefined;
+      const s = (Object.hasOwn(steps, e.from) ? steps[e.from] : undefined) as { error?: unknown } | null | undefined;
       if (e.on === 'error' && s && typeof s === 'object' && 'error' in s) {
         error = s.error;
         break;

@@ -7,7 +7,7 @@
  */
 import type { SerializedError } from '../../../errors';
 import type { NodeStatus } from '../../../vocabulary';
-import type { NodeQueries, StepResults } from '../../../store/queries';
+import { setStep, type NodeQueries, type StepResults } from '../../../store/queries';
 import { toNodeRow, type RawNode } from '../../queries/nodes';
 import { parseStored } from '../../queries/stored-json';
 import type { PgTx } from './context';
@@ -93,8 +93,8 @@ export function createNodeQueries(tx: PgTx): NodeQueries {
     results: (instanceId) => {
       const steps: StepResults = {};
       for (const s of rows<{ nodeId: string; status: string; outputJson: string | null; errorJson: string | null }>(RESULTS, instanceId)) {
-        if (s.status === 'FAILED') steps[s.nodeId] = { error: s.errorJson === null ? null : parseStored<unknown>(s.errorJson, instanceId, 'error_json', s.nodeId) };
-        else steps[s.nodeId] = s.outputJson === null ? null : parseStored<unknown>(s.outputJson, instanceId, 'output_json', s.nodeId);
+        if (s.status === 'FAILED') setStep(steps, s.nodeId, { error: s.errorJson === null ? null : parseStored<unknown>(s.errorJson, instanceId, 'error_json', s.nodeId) });
+        else setStep(steps, s.nodeId, s.outputJson === null ? null : parseStored<unknown>(s.outputJson, instanceId, 'output_json', s.nodeId));
       }
       return steps;
     },
