@@ -81,8 +81,10 @@ describe('resume by hand: skip and fail', () => {
       expect.arrayContaining(['instance.resumed', 'compensation.completed', 'instance.failed']),
     );
     expect(history.events.find((e) => e.type === 'instance.resumed')?.data).toMatchObject({ action: 'fail' });
-    // a FAILED instance offers a retry from its failed node instead
-    expect(await page.getByTestId('action-retry').count()).toBe(1);
+    // a FAILED instance whose steps were compensated is not offered a retry (the engine refuses
+    // one: running on would skip an undone effect), and the page says why
+    expect(await page.getByTestId('action-retry').count()).toBe(0);
+    expect(await page.getByTestId('retry-not-offered').textContent()).toContain('"reserve" was compensated');
     await page.getByTestId('detail-back').click();
   });
 
