@@ -20,12 +20,32 @@ import { useList } from './hooks';
 
 type BulkAction = BulkResult['action'];
 
-/** The confirm button's and the result's words per action. */
-const WORDS: Record<BulkAction, { confirm: string; done: string }> = {
-  retry: { confirm: 'Retry', done: 'Retried' },
-  cancel: { confirm: 'Cancel', done: 'Cancelled' },
-  pause: { confirm: 'Pause', done: 'Paused' },
-  unpause: { confirm: 'Unpause', done: 'Unpaused' },
+/** Per action: its button's label and title, the confirm button's and the result's words (in the panel's order). */
+const WORDS: Record<BulkAction, { label: string; title: string; confirm: string; done: string }> = {
+  retry: {
+    label: 'Retry failed…',
+    title: 'Retry every FAILED instance matching the filter from its failed node',
+    confirm: 'Retry',
+    done: 'Retried',
+  },
+  cancel: {
+    label: 'Cancel live…',
+    title: 'Cancel every live instance matching the filter',
+    confirm: 'Cancel',
+    done: 'Cancelled',
+  },
+  pause: {
+    label: 'Pause live…',
+    title: 'Pause every live instance matching the filter that is not paused yet',
+    confirm: 'Pause',
+    done: 'Paused',
+  },
+  unpause: {
+    label: 'Unpause…',
+    title: 'Unpause every paused instance matching the filter',
+    confirm: 'Unpause',
+    done: 'Unpaused',
+  },
 };
 
 /** See the module comment. */
@@ -102,42 +122,18 @@ export function BulkBar() {
           aria-label="Bulk, over this filter"
         >
           <span className="muted">Over this filter:</span>
-          <button
-            type="button"
-            data-testid="bulk-retry"
-            disabled={busy}
-            onClick={() => void ask('retry')}
-            title="Retry every FAILED instance matching the filter from its failed node"
-          >
-            Retry failed…
-          </button>
-          <button
-            type="button"
-            data-testid="bulk-cancel"
-            disabled={busy}
-            onClick={() => void ask('cancel')}
-            title="Cancel every live instance matching the filter"
-          >
-            Cancel live…
-          </button>
-          <button
-            type="button"
-            data-testid="bulk-pause"
-            disabled={busy}
-            onClick={() => void ask('pause')}
-            title="Pause every live instance matching the filter that is not paused yet"
-          >
-            Pause live…
-          </button>
-          <button
-            type="button"
-            data-testid="bulk-unpause"
-            disabled={busy}
-            onClick={() => void ask('unpause')}
-            title="Unpause every paused instance matching the filter"
-          >
-            Unpause…
-          </button>
+          {(Object.keys(WORDS) as BulkAction[]).map((action) => (
+            <button
+              key={action}
+              type="button"
+              data-testid={`bulk-${action}`}
+              disabled={busy}
+              onClick={() => void ask(action)}
+              title={WORDS[action].title}
+            >
+              {WORDS[action].label}
+            </button>
+          ))}
           {preview ? (
             <div
               className="bulk-preview"
