@@ -198,14 +198,14 @@ export function diffState(before: SnapshotState, after: SnapshotState): StatePat
     const was = plain(bv) as Record<string, unknown>;
     const now = plain(av) as Record<string, unknown>;
     for (const [k, value] of Object.entries(now)) {
-      if (k in was && text(was[k]) === text(value)) continue;
+      if (Object.hasOwn(was, k) && text(was[k]) === text(value)) continue;
       const t = text(value);
       const ref = outputs.get(t);
       v[k] = ref !== undefined && ref.length < t.length ? ref : [value];
       vars = true;
     }
     for (const k of Object.keys(was)) {
-      if (!(k in now)) {
+      if (!Object.hasOwn(now, k)) {
         v[k] = null;
         vars = true;
       }

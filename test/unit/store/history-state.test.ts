@@ -67,6 +67,14 @@ describe('history state patches', () => {
     expect(foldStates([composePatches(created, later)], start)).toEqual(foldStates([created, later], start));
   });
 
+  it('variables named like Object.prototype members (toString, constructor) are set and removed like any other', () => {
+    const a: StateDoc = { instance: {}, variables: { toString: 'x', keep: 1 }, nodes: {} };
+    const b: StateDoc = { instance: {}, variables: { constructor: 2, keep: 1 }, nodes: {} };
+    const patch = diffState(a, b)!;
+    expect(patch.v).toEqual({ constructor: [2], toString: null });
+    expect(applyState(a, patch).variables).toEqual({ constructor: 2, keep: 1 });
+  });
+
   it('statuses are stored as one letter and read back by name', () => {
     for (const s of ['PENDING', 'READY', 'RUNNING', 'WAITING', 'RETRYING', 'SUSPENDED', 'COMPLETED', 'FAILED', 'SKIPPED', 'COMPENSATING', 'COMPENSATED', 'CANCELLED']) {
       expect(encodeStatus(s)).toHaveLength(1);
