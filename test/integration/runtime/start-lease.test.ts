@@ -78,6 +78,11 @@ describe('a start that waited for the write lock longer than a lease', () => {
         locker.close();
       }, 2000);
       ids.push(await engine.start('one', {}));
+      // The first step's outcome commits before the lock is taken again: held 2 s while that step
+      // ran, the lock would keep its lease from being renewed, and worker B could take it over as
+      // lost (a race of this test, not of the start under test).
+      const started = ids[ids.length - 1] as number;
+      await expect.poll(() => engine.isSettled(started), { timeout: 10_000 }).toBe(true);
     }
     await other.stopWorker();
     await engine.runUntil(() => everyOf(ids, (id) => engine.isSettled(id)), 10_000);
