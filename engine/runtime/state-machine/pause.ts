@@ -36,7 +36,7 @@ export function pauseInstance(tx: Tx, instanceId: number, actor?: string): void 
  * (engine/db/queries/schedule.ts unparkForInstance): the time each had left when the pause came at
  * `pausedAt`, counted from `now`. Undefined when it has none.
  */
-export function movedWait(wait: NodeWait | null, pausedAt: number, now: number): NodeWait | undefined {
+function movedWait(wait: NodeWait | null, pausedAt: number, now: number): NodeWait | undefined {
   if (wait === null) return undefined;
   const move = (t: number): number => now + Math.max(0, t - pausedAt);
   if ('until' in wait && typeof wait.until === 'number') return { ...wait, until: move(wait.until) };
