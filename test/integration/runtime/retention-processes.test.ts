@@ -1,11 +1,13 @@
 /**
  * Retention racing live workers loses no live instance (issue 14's "done when"), with real worker
  * processes on one database (both backends: the integration-pg project runs this file on
- * PostgreSQL). Two worker processes delete every ended instance as soon as it ended (policy 0
- * days, a pass every few ms, small batches) while they work chains of steps, parents waiting on
- * child instances and instances waiting for a person; this process prunes by age at the same
- * time; one worker is SIGKILLed right after one of its retention batches committed (fault point
- * `pruned`) and another takes its place. Every step of every chain ran, every parent ran its step
+ * PostgreSQL). Worker processes delete every ended instance as soon as it ended (policy 0 days, a
+ * pass every few ms, small batches) while they and a worker of the default policy work chains of
+ * steps, parents waiting on child instances and instances waiting for a person. The first deleting
+ * worker is SIGKILLed right after its third retention batch committed (fault point `pruned`); until
+ * then it is the only one deleting, so that batch is sure to come however the machine is loaded
+ * (with others deleting too, it could find nothing left and the test waited forever). Then an heir
+ * deletes in its place and this process prunes by age at the same time. Every step of every chain ran, every parent ran its step
  * after its child, and every waiting instance is still there and completes once approved.
  */
 import path from 'node:path';
@@ -57,12 +59,16 @@ describe('retention racing live workers', () => {
 
       const env = { RUNNEL_RETENTION: RETAIN_NOTHING, RUNNEL_RETENTION_INTERVAL_MS: '5', RUNNEL_RETENTION_BATCH: '7' };
       const doomed = spawnWorker({ db: db.location, callLog, exitWhenIdle: false, concurrency: 8, leaseMs: LEASE_MS, faults: 'pruned#3=kill', env });
-      const steady = spawnWorker({ db: db.location, callLog, exitWhenIdle: false, concurrency: 8, leaseMs: LEASE_MS, env });
+      const steady = spawnWorker({ db: db.location, callLog, exitWhenIdle: false, concurrency: 8, leaseMs: LEASE_MS });
       await Promise.all([doomed.ready, steady.ready]);
       const chains = await engine.startMany('chain', Array.from({ length: CHAINS }, () => ({})));
       const parents = await engine.startMany('parent', Array.from({ length: PARENTS }, () => ({})));
 
-      // This process prunes by age alongside the workers' own retention.
+      expect((await doomed.exited).signal).toBe('SIGKILL');
+      const heir = spawnWorker({ db: db.location, callLog, exitWhenIdle: false, concurrency: 8, leaseMs: LEASE_MS, env });
+      await heir.ready;
+
+      // This process prunes by age alongside the heir's own retention.
       let pruning = true;
       const pruner = (async () => {
         while (pruning) {
@@ -70,10 +76,6 @@ describe('retention racing live workers', () => {
           await new Promise((r) => setTimeout(r, 3));
         }
       })();
-
-      expect((await doomed.exited).signal).toBe('SIGKILL');
-      const heir = spawnWorker({ db: db.location, callLog, exitWhenIdle: false, concurrency: 8, leaseMs: LEASE_MS, env });
-      await heir.ready;
 
       const gone = async (ids: number[]) => (await engine.listInstances({ ids, limit: 1000 })).length === 0;
       await waitFor(async () => (await gone(chains)) && (await gone(parents)), 120_000, 'every chain and parent ran and was deleted', 50);
@@ -99,7 +101,7 @@ describe('retention racing live workers', () => {
       heir.kill('SIGTERM');
       expect((await steady.exited).code).toBe(0);
       expect((await heir.exited).code).toBe(0);
-      expect(steady.stderr()).not.toContain('retention failed');
+      expect(heir.stderr()).not.toContain('retention failed');
       expect(await engine.countByStatus({})).toEqual({});
     } finally {
       await engine.close();
