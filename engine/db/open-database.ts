@@ -479,12 +479,15 @@ export function openDatabase(file: string, options: OpenOptions = {}): RunnelDb 
   const runImmediate = <T>(fn: WriteFn<T>): T => raw.transaction(() => fn(raw)).immediate();
   const lockWaitMs = Math.min(busyTimeoutMs, WRITE_LOCK_WAIT_MS);
   /** runImmediate with SQLite's lock wait cut to `lockWaitMs` (reads and writeSync keep the full one). */
+  // Prepared once: `raw.pragma()` compiles its statement at every call, twice a transaction here.
+  const waitBriefly = raw.prepare(`PRAGMA busy_timeout = ${lockWaitMs}`);
+  const waitFully = raw.prepare(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
   const runImmediateBriefly = <T>(fn: WriteFn<T>): T => {
-    raw.pragma(`busy_timeout = ${lockWaitMs}`);
+    waitBriefly.get();
     try {
       return runImmediate(fn);
     } finally {
-      raw.pragma(`busy_timeout = ${busyTimeoutMs}`);
+      waitFully.get();
     }
   };
 

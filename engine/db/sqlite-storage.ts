@@ -60,6 +60,11 @@ export interface SqliteStorage extends StorageBackend {
 export interface SqliteStorageOptions extends OpenOptions {
   /** Interval of the upkeep thread's PASSIVE checkpoints, ms; 0 leaves checkpoints to the connection. Default 20. */
   checkpointIntervalMs?: number;
+  /**
+   * Whether every transaction checks time travel's record (engine/store/history-state.ts
+   * TrackOptions.verify). Default: RUNNEL_CHECK_STATE_RECORD=1 (the test suite sets it).
+   */
+  checkStateRecord?: boolean;
 }
 
 /**
@@ -157,6 +162,7 @@ export function sqliteStorage(db: RunnelDb, options: SqliteStorageOptions = {}):
 
   // Time travel's record of the states this connection's transactions left (engine/store/history-state.ts).
   const states = new StateCache();
+  const checkStateRecord = options.checkStateRecord ?? CHECK_STATE_RECORD;
   let knownVersion = -1;
   // Prepared once: `db.pragma()` compiles its statement at every call (1% of a transition's CPU, profiled).
   const dataVersion = raw.prepare<[], number>('PRAGMA data_version').pluck();
@@ -176,7 +182,7 @@ export function sqliteStorage(db: RunnelDb, options: SqliteStorageOptions = {}):
             states.clear();
             knownVersion = version;
           }
-          tracked = trackStates(queries, { cache: states, derive: STATE_EFFECTS, verify: CHECK_STATE_RECORD });
+          tracked = trackStates(queries, { cache: states, derive: STATE_EFFECTS, verify: checkStateRecord });
           const r = fn(tracked.queries);
           tracked.finish();
           return r;

@@ -22,9 +22,10 @@
  * engine/db/postgres/storage.ts), so every transition on every backend is recorded without any
  * transition knowing.
  */
+import { isDeepStrictEqual } from 'node:util';
 import { EngineError } from '../errors';
 import type { WriteQueries } from './port';
-import type { HistoryQueries, InstanceQueries, NodeQueries } from './queries';
+import type { HistoryQueries, InstanceQueries, NodeQueries, RetentionQueries } from './queries';
 
 /**
  * One record of fields (an instance's, or one node's), keyed compactly (see {@link StateDoc}). A
@@ -133,6 +134,19 @@ export class JsonText {
   }
 }
 
+/**
+ * Columns of an instance that transitions read and time travel does not record: kept beside the
+ * state so that those reads are answered from it without a statement ({@link StateDerivation.read}).
+ */
+export interface InstanceRowPart {
+  deadlineAt: number | null;
+  parentId: number | null;
+  concurrencyKey: string | null;
+  test: boolean;
+  /** The pinned results' JSON text, or null. */
+  pinsJson: string | null;
+}
+
 /** An instance's state as read inside a transaction: a {@link StateDoc} whose JSON values may still be {@link JsonText}. */
 export interface Snapshot {
   /** When the instance was created, epoch ms: the base of the document's relative times (not part of the state). */
@@ -140,6 +154,8 @@ export interface Snapshot {
   instance: FieldDoc;
   variables: Record<string, unknown> | JsonText;
   nodes: Record<string, FieldDoc>;
+  /** The columns reads need beyond the state (not part of the state: never diffed nor recorded); absent when not known. */
+  row?: InstanceRowPart | undefined;
 }
 
 /** The parts of a {@link Snapshot} that {@link diffState} compares. */
@@ -282,6 +298,9 @@ export interface StateQueries {
   snapshotTakingPending?(instanceId: number): { snapshot: Snapshot; pending: StatePatch | undefined } | undefined;
 }
 
+/** The reads of {@link READS} a state may answer ({@link StateDerivation.read}). */
+const ANSWERED: ReadonlySet<string> = new Set<keyof InstanceQueries | keyof NodeQueries>(['head', 'variables', 'openCounts']);
+
 /** Methods of the instance and node families that change nothing (every other one may change an instance's state). */
 const READS: ReadonlySet<string> = new Set<keyof InstanceQueries | keyof NodeQueries>([
   'get',
@@ -368,6 +387,12 @@ export interface StateDerivation {
   apply(family: 'nodes' | 'instances', method: string, s: Snapshot, p: unknown, result: unknown): void;
   /** The state of an instance the instance family's `insert` just created, called with `p`. */
   created(p: unknown): Snapshot;
+  /**
+   * What read `method` of `family` answers for the instance whose state is `s` (its id `id`), or
+   * undefined when the state cannot answer it (the read then runs): a read answered so costs no
+   * statement (on PostgreSQL, no round trip).
+   */
+  read(family: 'nodes' | 'instances', method: string, s: Snapshot, id: number): unknown;
 }
 
 /** Options of {@link trackStates}. */
@@ -377,17 +402,26 @@ export interface TrackOptions {
   /** How the state a transaction ends with is derived from its writes (see {@link StateDerivation}). */
   derive: StateDerivation;
   /**
-   * Also read each changed instance at the end and throw when it differs from the derived state
-   * (tests: RUNNEL_CHECK_STATE_RECORD=1), so a write whose effect does not match its statement
-   * cannot go unseen.
+   * Also read each changed instance at the end and throw when it differs from the derived state,
+   * and run every read answered from a state to throw when its answer differs (tests:
+   * RUNNEL_CHECK_STATE_RECORD=1), so a write whose effect does not match its statement cannot go
+   * unseen.
    */
   verify?: boolean;
 }
 
+/** Throws when a read answered from the derived state (`served`) differs from the statement's answer (`stored`) (see {@link TrackOptions.verify}). */
+function verifyServed(what: string, id: number, served: unknown, stored: unknown): void {
+  if (isDeepStrictEqual(served, stored)) return;
+  throw new Error(`time travel's record: ${what}(${id}) answered from the derived state ${JSON.stringify(served)}, the database ${JSON.stringify(stored)}`);
+}
+
 /** Throws when the state derived for instance `id` (undefined: none, it does not exist) differs from the stored one (see {@link TrackOptions.verify}). */
-function verifyDerived(id: number, derived: SnapshotState | undefined, stored: Snapshot | undefined): void {
+function verifyDerived(id: number, derived: Snapshot | undefined, stored: Snapshot | undefined): void {
   if (!derived && !stored) return;
-  const difference = derived && stored ? (diffState(derived, stored) ?? diffState(stored, derived)) : (derived ? 'the instance is gone' : 'no state was derived');
+  const rowDiffers = derived?.row !== undefined && stored?.row !== undefined && !isDeepStrictEqual(derived.row, stored.row);
+  const difference =
+    derived && stored ? (diffState(derived, stored) ?? diffState(stored, derived) ?? (rowDiffers ? { row: derived.row, stored: stored.row } : undefined)) : derived ? 'the instance is gone' : 'no state was derived';
   if (difference === undefined) return;
   throw new Error(`time travel's record: instance ${id} as derived from its writes differs from the stored one: ${JSON.stringify(difference)}`);
 }
@@ -415,6 +449,8 @@ export function trackStates(q: WriteQueries, options: TrackOptions): StateTracki
   const working = new Map<number, Snapshot>();
   /** Pending patches taken out of the table with the state before (StateQueries.snapshotTakingPending), held until `finish`. */
   const taken = new Map<number, StatePatch>();
+  /** Instances a retention purge of this transaction may have deleted (not through the instance family): nothing is known of them. */
+  const purged = new Map<number, true>();
   const touch = (id: number | undefined): void => {
     if (id === undefined || before.has(id)) return;
     const known = cache?.get(id);
@@ -434,16 +470,39 @@ export function trackStates(q: WriteQueries, options: TrackOptions): StateTracki
     if (w) return w;
     const b = before.get(id);
     if (!b) return undefined;
-    w = { createdAt: b.createdAt, instance: b.instance, variables: b.variables, nodes: nodeMap(b.nodes) };
+    w = { createdAt: b.createdAt, instance: b.instance, variables: b.variables, nodes: nodeMap(b.nodes), row: b.row };
     working.set(id, w);
     return w;
+  };
+  /** The state of instance `id` now, when known without a read (changed in this transaction, or cached), else undefined. */
+  const known = (id: number): Snapshot | undefined => {
+    if (purged.has(id)) return undefined;
+    const w = working.get(id);
+    if (w) return w;
+    if (!before.has(id)) {
+      if (!cache?.get(id)) return undefined;
+      touch(id);
+    }
+    return before.get(id);
   };
   const wrap = <F extends object>(family: F, name: 'nodes' | 'instances', created?: string): F =>
     new Proxy(family, {
       get(target, key, receiver) {
         const v = Reflect.get(target, key, receiver) as unknown;
-        if (typeof v !== 'function' || typeof key !== 'string' || READS.has(key)) return v;
+        if (typeof v !== 'function' || typeof key !== 'string') return v;
         const fn = v as (...args: unknown[]) => unknown;
+        if (READS.has(key)) {
+          if (!ANSWERED.has(key)) return v;
+          // A read the state may answer: no statement while the instance's state is known.
+          return (...args: unknown[]) => {
+            const id = args[0];
+            const s = typeof id === 'number' ? known(id) : undefined;
+            const answer = s === undefined ? undefined : derive.read(name, key, s, id as number);
+            if (answer === undefined) return fn.apply(target, args);
+            if (verify) verifyServed(`${name}.${key}`, id as number, answer, fn.apply(target, args));
+            return answer;
+          };
+        }
         return (...args: unknown[]) => {
           if (key === created) {
             const id = fn.apply(target, args);
@@ -465,6 +524,13 @@ export function trackStates(q: WriteQueries, options: TrackOptions): StateTracki
         };
       },
     });
+  const retention: RetentionQueries = {
+    ...q.retention,
+    purge: (ids) => {
+      for (const id of ids) purged.set(id, true);
+      return q.retention.purge(ids);
+    },
+  };
   const history: HistoryQueries = {
     ...q.history,
     append: (p) => {
@@ -487,6 +553,7 @@ export function trackStates(q: WriteQueries, options: TrackOptions): StateTracki
       startVariables: new Map(startVariables),
       firstEntry: new Map(firstEntry),
       working: new Map([...working].map(([id, w]) => [id, { ...w, nodes: nodeMap(w.nodes) }])),
+      purged: new Map(purged),
     };
     try {
       return q.savepoint(fn);
@@ -498,6 +565,7 @@ export function trackStates(q: WriteQueries, options: TrackOptions): StateTracki
         [startVariables, saved.startVariables],
         [firstEntry, saved.firstEntry],
         [working, saved.working],
+        [purged, saved.purged],
       ] as [Map<number, unknown>, Map<number, unknown>][]) {
         map.clear();
         for (const [k, v] of copy) map.set(k, v);
@@ -505,7 +573,7 @@ export function trackStates(q: WriteQueries, options: TrackOptions): StateTracki
       throw err;
     }
   };
-  const queries: WriteQueries = { ...q, instances: wrap(q.instances, 'instances', 'insert'), nodes: wrap(q.nodes, 'nodes'), history, savepoint };
+  const queries: WriteQueries = { ...q, instances: wrap(q.instances, 'instances', 'insert'), nodes: wrap(q.nodes, 'nodes'), history, retention, savepoint };
   /** Records the patch; returns whether a pending patch of the instance is stored after it. */
   const save = (id: number, patch: StatePatch | undefined): boolean => {
     const historyId = firstEntry.get(id) ?? 0;
@@ -538,6 +606,8 @@ export function trackStates(q: WriteQueries, options: TrackOptions): StateTracki
     queries,
     finish() {
       for (const [id, was] of before) {
+        // Only read, then purged: nothing to record.
+        if (purged.has(id) && !working.has(id)) continue;
         const now = ending(id, was);
         if (!now) {
           after.set(id, undefined); // deleted in this transaction
@@ -554,6 +624,8 @@ export function trackStates(q: WriteQueries, options: TrackOptions): StateTracki
         save(id, undefined);
         if (known) after.set(id, { snapshot: known.snapshot, pending: false });
       }
+      // Deleted, or left alone as not ended: either way read again when next needed.
+      for (const id of purged.keys()) after.set(id, undefined);
     },
     committed() {
       if (cache) for (const [id, entry] of after) cache.set(id, entry);

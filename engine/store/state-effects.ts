@@ -12,8 +12,9 @@
  * the port without an effect does not compile. The test suite checks every transaction's derived
  * state against the stored one (RUNNEL_CHECK_STATE_RECORD=1, engine/db/sqlite-storage.ts).
  */
-import type { InstanceQueries, NodeQueries } from './queries';
-import { encodeStatus, JsonText, nodeMap, type FieldDoc, type Snapshot, type StateDerivation } from './history-state';
+import type { InstanceQueries, NodeQueries, Pins } from './queries';
+import type { InstanceStatus } from '../vocabulary';
+import { decodeStatus, encodeStatus, JsonText, nodeMap, type FieldDoc, type Snapshot, type StateDerivation } from './history-state';
 
 /** Methods of the node family that change nothing (engine/store/history-state.ts READS). */
 type NodeReads = 'get' | 'all' | 'open' | 'openCounts' | 'results' | 'compensable' | 'otherIncidents';
@@ -107,13 +108,22 @@ const INSTANCE_EFFECTS: Omit<Effects<InstanceQueries, InstanceReads>, 'insert'> 
   setStatus: (s, { status }) => inst(s, () => ({ s: encodeStatus(status) })),
   end: (s, { status, error, now }) => inst(s, (o) => ({ s: encodeStatus(status), e: error === undefined ? o.e : json(error), f: now - s.createdAt, u: null, p: null })),
   pause: (s, { now }) => inst(s, () => ({ p: now - s.createdAt })),
-  unpause: (s) => inst(s, () => ({ p: null })),
+  unpause: (s, { now }) => {
+    const p = s.instance.p;
+    if (typeof p !== 'number') return; // the statement's WHERE: only a paused instance
+    // Its deadline moves by the time it was paused.
+    if (s.row && s.row.deadlineAt !== null) s.row = { ...s.row, deadlineAt: s.row.deadlineAt + (now - (p + s.createdAt)) };
+    inst(s, () => ({ p: null }));
+  },
   suspend: (s, { suspension }) => inst(s, (o) => ({ s: 'U', u: o.s === 'U' && o.u !== undefined ? o.u : json(suspension) })),
   startCompensating: (s, { endStatus, error }) => inst(s, (o) => ({ s: 'K', x: endStatus, e: error === undefined ? o.e : json(error), u: null })),
   clearSuspension: (s, { status }) => inst(s, () => ({ s: encodeStatus(status), u: null })),
   admit: (s) => inst(s, () => ({ h: 0 })),
   hold: (s) => inst(s, () => ({ s: 'P', h: 1 })),
-  reopen: (s) => inst(s, () => ({ s: 'R', f: null, e: null, x: null })),
+  reopen: (s, { deadlineAt }) => {
+    if (s.row) s.row = { ...s.row, deadlineAt };
+    inst(s, () => ({ s: 'R', f: null, e: null, x: null }));
+  },
 };
 
 /** The state of an instance {@link InstanceQueries.insert} just created with `p`. */
@@ -123,8 +133,67 @@ function createdState(p: Parameters<InstanceQueries['insert']>[0]): Snapshot {
     instance: withFields({}, { s: encodeStatus(p.status), b: p.status === 'RUNNING' ? 0 : null, h: p.held === true ? 1 : 0 }),
     variables: new JsonText(p.variablesJson),
     nodes: nodeMap(),
+    // A child that does not say whether it is a test run is one when its parent is: not known here.
+    row:
+      p.test === undefined && p.parentId !== undefined
+        ? undefined
+        : { deadlineAt: p.deadlineAt, parentId: p.parentId ?? null, concurrencyKey: p.concurrencyKey ?? null, test: p.test ?? false, pinsJson: p.pinsJson ?? null },
   };
 }
+
+/** Node statuses (as the state stores them) that `openCounts` counts open, and of them active. */
+const OPEN_CODES: ReadonlySet<unknown> = new Set(['PENDING', 'READY', 'RUNNING', 'WAITING', 'RETRYING'].map(encodeStatus));
+const ACTIVE_CODES: ReadonlySet<unknown> = new Set(['READY', 'RUNNING'].map(encodeStatus));
+
+/** When the instance was paused (epoch ms), or null. */
+const pausedAt = (s: Snapshot): number | null => (typeof s.instance.p === 'number' ? s.instance.p + s.createdAt : null);
+
+/** The instance's status by its name. */
+const statusOf = (s: Snapshot): InstanceStatus => decodeStatus(s.instance.s) as InstanceStatus;
+
+/**
+ * The reads a state answers ({@link StateDerivation.read}), each exactly what its statement
+ * answers (engine/db/queries/instances.ts and nodes.ts; the test suite runs the statement too and
+ * compares), or undefined when the state does not know enough (the statement runs).
+ */
+const READ_ANSWERS: {
+  instances: { [K in 'head' | 'variables']: (s: Snapshot, id: number) => ReturnType<InstanceQueries[K]> };
+  nodes: { openCounts: (s: Snapshot, id: number) => ReturnType<NodeQueries['openCounts']> };
+} = {
+  instances: {
+    head: (s, id) => {
+      const r = s.row;
+      if (!r) return undefined;
+      return { id, status: statusOf(s), deadlineAt: r.deadlineAt, parentId: r.parentId, pausedAt: pausedAt(s), concurrencyKey: r.concurrencyKey, test: r.test };
+    },
+    variables: (s) => {
+      const r = s.row;
+      if (!r || !(s.variables instanceof JsonText)) return undefined;
+      let variables: Record<string, unknown>;
+      let pins: Pins | null;
+      try {
+        // Parsed afresh: the caller owns what it gets (the statement's answer is a new object too).
+        variables = JSON.parse(s.variables.text) as Record<string, unknown>;
+        pins = r.pinsJson === null ? null : (JSON.parse(r.pinsJson) as Pins);
+      } catch {
+        return undefined; // not JSON: the statement runs and says so
+      }
+      return { status: statusOf(s), pausedAt: pausedAt(s), test: r.test, variables, pins };
+    },
+  },
+  nodes: {
+    openCounts: (s) => {
+      let open = 0;
+      let active = 0;
+      for (const id in s.nodes) {
+        const code = (s.nodes[id] as FieldDoc).s;
+        if (OPEN_CODES.has(code)) open++;
+        if (ACTIVE_CODES.has(code)) active++;
+      }
+      return { open, active };
+    },
+  },
+};
 
 /** A write's effect by family and method, or undefined for a method that changes nothing. */
 function effectOf(family: 'nodes' | 'instances', method: string): ((s: Snapshot, p: unknown, result: unknown) => void) | undefined {
@@ -138,6 +207,10 @@ export const STATE_EFFECTS: StateDerivation = {
     effectOf(family, method)?.(s, p, result);
   },
   created: (p) => createdState(p as Parameters<InstanceQueries['insert']>[0]),
+  read(family, method, s, id) {
+    const table = READ_ANSWERS[family] as Record<string, ((s: Snapshot, id: number) => unknown) | undefined>;
+    return Object.hasOwn(table, method) ? table[method]?.(s, id) : undefined;
+  },
 };
 
 /**

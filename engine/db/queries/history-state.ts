@@ -22,6 +22,11 @@ export interface RawStateInstance {
   endedAt: number | null;
   held: number;
   createdAt: number;
+  deadlineAt: number | null;
+  parentId: number | null;
+  concurrencyKey: string | null;
+  test: number;
+  pinsJson: string | null;
 }
 
 /** A node's state columns as both backends select them. */
@@ -52,6 +57,12 @@ export const STATE_INSTANCE_COLS = [
   ['ended_at', 'endedAt'],
   ['held', 'held'],
   ['created_at', 'createdAt'],
+  // Not part of the state: what reads answered from it need (Snapshot.row).
+  ['deadline_at', 'deadlineAt'],
+  ['parent_id', 'parentId'],
+  ['concurrency_key', 'concurrencyKey'],
+  ['test', 'test'],
+  ['pins_json', 'pinsJson'],
 ] as const;
 
 /** The node columns of a state document. */
@@ -108,6 +119,7 @@ export function toSnapshot(i: RawStateInstance, nodes: readonly RawStateNode[]):
     }),
     variables: new JsonText(i.variablesJson),
     nodes: nodeMap(),
+    row: { deadlineAt: i.deadlineAt, parentId: i.parentId, concurrencyKey: i.concurrencyKey, test: i.test === 1, pinsJson: i.pinsJson },
   };
   for (const n of nodes) {
     const node = compact({

@@ -2,8 +2,10 @@
  * Time travel's record on SQLite derives the state a transaction ends with from its writes
  * (engine/store/state-effects.ts) instead of reading it again; the test suite runs with
  * RUNNEL_CHECK_STATE_RECORD=1, so every transaction of every test compares the derived state with
- * the stored one. Here: that check is armed and catches a change the writes did not make, and a
- * savepoint rolled back takes its effects with it. Real SQLite file.
+ * the stored one, and runs every read answered from the known state (`head`, `variables`,
+ * `openCounts`) to compare its answer. Here: those checks are armed and catch a change the writes
+ * did not make, a savepoint rolled back takes its effects with it, a read answered from the state
+ * runs no statement, and a purge forgets what was known of the instances it deleted. Real SQLite file.
  */
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -20,10 +22,10 @@ describe('time travel: the state derived from the writes', () => {
   });
 
   /** A storage on a fresh file with one workflow and a RUNNING instance of one RUNNING node `a`. */
-  async function oneInstance(): Promise<{ s: SqliteStorage; id: number }> {
+  async function oneInstance(options: { checkStateRecord?: boolean } = {}): Promise<{ s: SqliteStorage; id: number }> {
     const dir = tempDir();
     cleanup = dir.cleanup;
-    const s = openSqliteStorage(path.join(dir.dir, 'runnel.db'));
+    const s = openSqliteStorage(path.join(dir.dir, 'runnel.db'), options);
     storage = s;
     const id = await s.write((q) => {
       const wf = q.workflows.insert({ name: 'w', version: 1, dslJson: '{"name":"w","nodes":[],"edges":[]}', hash: 'h', now: 1000, nodes: [] });
@@ -69,5 +71,70 @@ describe('time travel: the state derived from the writes', () => {
     expect(entries.map((e) => e.type)).toEqual(['instance.created', 'node.completed']);
     expect(rows.map((r) => r.h)).toEqual(entries.map((e) => e.id));
     expect(JSON.parse(rows[1]!.p)).toEqual({ n: { a: { s: 'C', o: [5], f: 1000, q: 1 } } });
+  });
+
+  /** Counts the statements `fn` runs through `s`'s connection (better-sqlite3 `prepare` is wrapped while it runs). */
+  async function countingStatements<T>(s: SqliteStorage, fn: () => Promise<T>): Promise<{ result: T; sql: string[] }> {
+    const raw = s.db.raw;
+    const sql: string[] = [];
+    const prepare = raw.prepare.bind(raw);
+    const seen = new WeakSet<object>();
+    // Statements are prepared once per connection: wrap the ones already prepared by their methods instead.
+    const proto = Object.getPrototypeOf(prepare('SELECT 1')) as Record<string, (...a: unknown[]) => unknown>;
+    const originals = { get: proto.get!, all: proto.all!, run: proto.run! };
+    for (const m of ['get', 'all', 'run'] as const)
+      proto[m] = function (this: { source: string }, ...a: unknown[]) {
+        if (!seen.has(this)) sql.push(this.source);
+        return originals[m]!.apply(this, a);
+      };
+    try {
+      return { result: await fn(), sql };
+    } finally {
+      Object.assign(proto, originals);
+    }
+  }
+
+  it('a read answered from the state is checked in tests: an answer that differs from the database fails the transaction', async () => {
+    const { s, id } = await oneInstance();
+    // When the row changes behind the connection's back (no transaction of it, so its cache does not know)
+    s.db.raw.prepare(`UPDATE instance SET deadline_at = 99 WHERE id = ?`).run(id);
+    // Then the next transaction's head, answered from the cached state, is compared and refused
+    await expect(s.write((q) => q.instances.head(id))).rejects.toThrow(/instances\.head\(\d+\) answered from the derived state .*"deadlineAt":null.*"deadlineAt":99/);
+  });
+
+  it('answers head, variables and open counts of a known instance without a statement, exactly as the statements do', async () => {
+    // (Without the tests' check, which runs the statements too to compare.)
+    const { s, id } = await oneInstance({ checkStateRecord: false });
+    await s.write((q) => {
+      q.instances.pause({ id, now: 1200 });
+      q.nodes.insert({ instanceId: id, nodeId: 'b', status: 'PENDING', attemptLimit: 1, pendingIn: 1, now: 1200 });
+    });
+    const { result, sql } = await countingStatements(s, () => s.write((q) => ({ head: q.instances.head(id), variables: q.instances.variables(id), counts: q.nodes.openCounts(id) })));
+    expect(result).toEqual({
+      head: { id, status: 'RUNNING', deadlineAt: null, parentId: null, pausedAt: 1200, concurrencyKey: null, test: false },
+      variables: { status: 'RUNNING', pausedAt: 1200, test: false, variables: { x: 1 }, pins: null },
+      counts: { open: 2, active: 1 },
+    });
+    // Nothing of the instance was read: the transaction ran no statement on its tables
+    expect(sql).toContain('BEGIN IMMEDIATE');
+    expect(sql.filter((q) => /\b(instance|node_state)\b/.test(q))).toEqual([]);
+    // And the statements answer the same (with the check on, each answer is compared too)
+    await s.close();
+    storage = openSqliteStorage(s.location, { checkStateRecord: true });
+    expect(await storage.write((q) => ({ head: q.instances.head(id), variables: q.instances.variables(id), counts: q.nodes.openCounts(id) }))).toEqual(result);
+  });
+
+  it('a purge forgets what the connection knew of the instances it deleted', async () => {
+    const { s, id } = await oneInstance();
+    await s.write((q) => {
+      q.nodes.complete({ instanceId: id, nodeId: 'a', output: null, now: 2000, seq: 1 });
+      q.instances.end({ id, status: 'COMPLETED', now: 2000 });
+      q.history.append({ instanceId: id, nodeId: null, type: 'instance.completed', at: 2000 });
+    });
+    // When a purge deletes it (its state was cached by the transaction before)
+    const counts = await s.write((q) => q.retention.purge([id]));
+    expect(counts.instances).toBe(1);
+    // Then reads say it is gone, as the statements do
+    expect(await s.write((q) => [q.instances.head(id), q.instances.variables(id), q.nodes.openCounts(id)])).toEqual([undefined, undefined, { open: 0, active: 0 }]);
   });
 });
