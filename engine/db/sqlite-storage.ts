@@ -20,7 +20,7 @@ import { createChangeReads, createConsumerQueries } from './queries/changes';
 import { createRetentionQueries } from './queries/retention';
 import { createScheduleQueries } from './queries/schedule';
 import { createStateQueries, createStateReads } from './queries/history-state';
-import { StateCache, trackStates, type StateTracking } from '../store/history-state';
+import { StateCache, trackStates } from '../store/history-state';
 import { CHECK_STATE_RECORD, STATE_EFFECTS } from '../store/state-effects';
 import { createWorkflowQueries } from './queries/workflows';
 import { createScheduleReads, createWorkflowScheduleQueries } from './queries/workflow-schedules';
@@ -173,22 +173,27 @@ export function sqliteStorage(db: RunnelDb, options: SqliteStorageOptions = {}):
     readonly: db.readonly,
     ...(file === undefined ? {} : { file }),
     write: async (fn) => {
-      let tracked: StateTracking | undefined;
+      let attempts = 0;
       try {
-        const result = await db.write(() => {
-          // Another connection committed since this one's last transaction: what it knew may be stale.
+        return await db.write(() => {
+          // Another connection committed since this one's last transaction, or this is a second
+          // attempt of the same function (the first one's cache update did not commit): what the
+          // cache knew may be stale.
           const version = dataVersion.get() ?? -1;
-          if (version !== knownVersion) {
+          if (version !== knownVersion || attempts++ > 0) {
             states.clear();
             knownVersion = version;
           }
-          tracked = trackStates(queries, { cache: states, derive: STATE_EFFECTS, verify: checkStateRecord });
+          const tracked = trackStates(queries, { cache: states, derive: STATE_EFFECTS, verify: checkStateRecord });
           const r = fn(tracked.queries);
           tracked.finish();
+          // The states this transaction ends with go to the cache now, before COMMIT, not once the
+          // commit's promise resolved: in between, another write of this connection could begin
+          // with what the cache knew before this one (a cancel racing a claim read the instance
+          // as it was before the claim). A COMMIT that fails clears the cache (below).
+          tracked.committed();
           return r;
         });
-        tracked?.committed();
-        return result;
       } catch (err) {
         states.clear();
         if (db.damaged) haltUpkeep();

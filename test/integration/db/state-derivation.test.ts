@@ -137,4 +137,24 @@ describe('time travel: the state derived from the writes', () => {
     // Then reads say it is gone, as the statements do
     expect(await s.write((q) => [q.instances.head(id), q.instances.variables(id), q.nodes.openCounts(id)])).toEqual([undefined, undefined, { open: 0, active: 0 }]);
   });
+
+  it('a write begun while the one before awaits its commit knows what that one committed', async () => {
+    // (Without the tests' check: the answer itself is what is asserted.)
+    const { s, id } = await oneInstance({ checkStateRecord: false });
+    // When two writes are issued together (the second's transaction runs before the first's promise resolves): the first pauses, the second reads
+    const [, head, variables] = await Promise.all([
+      s.write((q) => q.instances.pause({ id, now: 1500 })),
+      s.write((q) => q.instances.head(id)),
+      s.write((q) => {
+        q.instances.setVariables({ id, variables: { x: 2 }, now: 1600 });
+        return q.instances.variables(id);
+      }),
+    ]);
+    // Then each saw the one before it
+    expect(head?.pausedAt).toBe(1500);
+    expect(variables).toMatchObject({ pausedAt: 1500, variables: { x: 2 } });
+    // And time travel's record of the last one holds its own change only
+    const last = s.db.raw.prepare(`SELECT patch_json AS p FROM history_state WHERE instance_id = ? AND history_id = 0`).get(id) as { p: string };
+    expect(JSON.parse(last.p)).toEqual({ i: { p: 500 }, v: { x: [2] } });
+  });
 });
