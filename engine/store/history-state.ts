@@ -148,6 +148,9 @@ export class JsonText {
  * state so that those reads are answered from it without a statement ({@link StateDerivation.read}).
  */
 export interface InstanceRowPart {
+  workflowId: number;
+  /** The row's optimistic-lock version (every write of the instance family bumps it). */
+  version: number;
   deadlineAt: number | null;
   parentId: number | null;
   concurrencyKey: string | null;
@@ -319,6 +322,7 @@ export interface StateQueries {
 
 /** The reads of {@link READS} a state may answer ({@link StateDerivation.read}). */
 const ANSWERED: ReadonlySet<string> = new Set<keyof InstanceQueries | keyof NodeQueries>([
+  'get',
   'head',
   'variables',
   'openCounts',

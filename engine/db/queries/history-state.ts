@@ -8,7 +8,15 @@
 import type Database from 'better-sqlite3';
 import type { HistoryEvent } from '../../api/contract';
 import type { ReadModel, StateTimeline, TimeTravelReads } from '../../store/port';
-import { encodeStatus, JsonText, nodeMap, type FieldDoc, type Snapshot, type StatePatch, type StateQueries } from '../../store/history-state';
+import {
+  encodeStatus,
+  JsonText,
+  nodeMap,
+  type FieldDoc,
+  type Snapshot,
+  type StatePatch,
+  type StateQueries,
+} from '../../store/history-state';
 
 /** An instance's state columns as both backends select them. */
 export interface RawStateInstance {
@@ -22,6 +30,8 @@ export interface RawStateInstance {
   endedAt: number | null;
   held: number;
   createdAt: number;
+  workflowId: number;
+  version: number;
   deadlineAt: number | null;
   parentId: number | null;
   concurrencyKey: string | null;
@@ -58,6 +68,8 @@ export const STATE_INSTANCE_COLS = [
   ['held', 'held'],
   ['created_at', 'createdAt'],
   // Not part of the state: what reads answered from it need (Snapshot.row).
+  ['workflow_id', 'workflowId'],
+  ['version', 'version'],
   ['deadline_at', 'deadlineAt'],
   ['parent_id', 'parentId'],
   ['concurrency_key', 'concurrencyKey'],
@@ -119,7 +131,15 @@ export function toSnapshot(i: RawStateInstance, nodes: readonly RawStateNode[]):
     }),
     variables: new JsonText(i.variablesJson),
     nodes: nodeMap(),
-    row: { deadlineAt: i.deadlineAt, parentId: i.parentId, concurrencyKey: i.concurrencyKey, test: i.test === 1, pinsJson: i.pinsJson },
+    row: {
+      workflowId: i.workflowId,
+      version: i.version,
+      deadlineAt: i.deadlineAt,
+      parentId: i.parentId,
+      concurrencyKey: i.concurrencyKey,
+      test: i.test === 1,
+      pinsJson: i.pinsJson,
+    },
   };
   for (const n of nodes) {
     const node = compact({
@@ -143,10 +163,20 @@ export function toSnapshot(i: RawStateInstance, nodes: readonly RawStateNode[]):
 
 /** Prepares {@link StateQueries} on `db`. */
 export function createStateQueries(db: Database.Database): StateQueries {
-  const instance = db.prepare<[number], RawStateInstance>(`SELECT ${selectList(STATE_INSTANCE_COLS, false)} FROM instance WHERE id = ?`);
-  const nodes = db.prepare<[number], RawStateNode>(`SELECT ${selectList(STATE_NODE_COLS, false)} FROM node_state WHERE instance_id = ?`);
-  const take = db.prepare<[number], string>(`DELETE FROM history_state WHERE instance_id = ? AND history_id = 0 RETURNING patch_json`).pluck();
-  const put = db.prepare<[number, number, string]>(`INSERT INTO history_state (instance_id, history_id, patch_json) VALUES (?, ?, ?)`);
+  const instance = db.prepare<[number], RawStateInstance>(
+    `SELECT ${selectList(STATE_INSTANCE_COLS, false)} FROM instance WHERE id = ?`,
+  );
+  const nodes = db.prepare<[number], RawStateNode>(
+    `SELECT ${selectList(STATE_NODE_COLS, false)} FROM node_state WHERE instance_id = ?`,
+  );
+  const take = db
+    .prepare<[number], string>(
+      `DELETE FROM history_state WHERE instance_id = ? AND history_id = 0 RETURNING patch_json`,
+    )
+    .pluck();
+  const put = db.prepare<[number, number, string]>(
+    `INSERT INTO history_state (instance_id, history_id, patch_json) VALUES (?, ?, ?)`,
+  );
   return {
     snapshot: (id) => {
       const i = instance.get(id);
@@ -173,25 +203,51 @@ export interface RawHistoryRow {
 
 /** A history row as the API shows it. */
 export function toHistoryEvent(h: RawHistoryRow): HistoryEvent {
-  return { id: h.id, nodeId: h.node_id, type: h.type, at: h.at, attempt: h.attempt, actor: h.actor, ...(h.data_json === null ? {} : { data: JSON.parse(h.data_json) as unknown }) };
+  return {
+    id: h.id,
+    nodeId: h.node_id,
+    type: h.type,
+    at: h.at,
+    attempt: h.attempt,
+    actor: h.actor,
+    ...(h.data_json === null ? {} : { data: JSON.parse(h.data_json) as unknown }),
+  };
 }
 
 /** Prepares time travel's reads on `db`. */
 export function createStateReads(db: Database.Database): Pick<ReadModel, TimeTravelReads> {
   const COLS = `id, node_id, type, at, attempt, actor, data_json`;
-  const byId = db.prepare<[number, number], RawHistoryRow>(`SELECT ${COLS} FROM history WHERE instance_id = ? AND id = ?`);
-  const byTime = db.prepare<[number, number], RawHistoryRow>(`SELECT ${COLS} FROM history WHERE instance_id = ? AND at <= ? ORDER BY id DESC LIMIT 1`);
-  const bounds = db.prepare<[number], { first: number | null; last: number | null; firstAt: number | null; lastAt: number | null; n: number }>(
+  const byId = db.prepare<[number, number], RawHistoryRow>(
+    `SELECT ${COLS} FROM history WHERE instance_id = ? AND id = ?`,
+  );
+  const byTime = db.prepare<[number, number], RawHistoryRow>(
+    `SELECT ${COLS} FROM history WHERE instance_id = ? AND at <= ? ORDER BY id DESC LIMIT 1`,
+  );
+  const bounds = db.prepare<
+    [number],
+    { first: number | null; last: number | null; firstAt: number | null; lastAt: number | null; n: number }
+  >(
     `SELECT min(id) AS first, max(id) AS last, min(at) AS firstAt, max(at) AS lastAt, count(*) AS n FROM history WHERE instance_id = ?`,
   );
-  const position = db.prepare<[number, number], number>(`SELECT count(*) FROM history WHERE instance_id = ? AND id <= ?`).pluck();
-  const patches = db.prepare<[number, number], string>(`SELECT patch_json FROM history_state WHERE instance_id = ? AND history_id > 0 AND history_id <= ? ORDER BY history_id`).pluck();
+  const position = db
+    .prepare<[number, number], number>(`SELECT count(*) FROM history WHERE instance_id = ? AND id <= ?`)
+    .pluck();
+  const patches = db
+    .prepare<[number, number], string>(
+      `SELECT patch_json FROM history_state WHERE instance_id = ? AND history_id > 0 AND history_id <= ? ORDER BY history_id`,
+    )
+    .pluck();
   const read = (instanceId: number, at: { historyId: number } | { atMs: number }): StateTimeline => {
     const b = bounds.get(instanceId) ?? { first: null, last: null, firstAt: null, lastAt: null, n: 0 };
     const row = 'historyId' in at ? byId.get(instanceId, at.historyId) : byTime.get(instanceId, at.atMs);
     const range = { firstId: b.first, lastId: b.last, firstAt: b.firstAt, lastAt: b.lastAt, entries: b.n };
     if (!row) return { range };
-    return { range, entry: toHistoryEvent(row), position: position.get(instanceId, row.id) ?? 0, patches: patches.all(instanceId, row.id).map((p) => JSON.parse(p) as StatePatch) };
+    return {
+      range,
+      entry: toHistoryEvent(row),
+      position: position.get(instanceId, row.id) ?? 0,
+      patches: patches.all(instanceId, row.id).map((p) => JSON.parse(p) as StatePatch),
+    };
   };
   return { stateTimeline: async (instanceId, at) => read(instanceId, at) };
 }
