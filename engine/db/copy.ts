@@ -47,7 +47,7 @@ export const COPIED_TABLES: readonly { name: string; key: readonly string[]; ide
   { name: 'history', key: ['id'], identity: true },
   { name: 'dead_letter', key: ['id'], identity: true },
   { name: 'change_consumer', key: ['name'], identity: false },
-  { name: 'history_state', key: ['instance_id', 'history_id'], identity: false },
+  { name: 'history_state', key: ['history_id'], identity: false },
   { name: 'workflow_schedule', key: ['workflow_name', 'schedule_id'], identity: false },
 ];
 

@@ -1,6 +1,7 @@
 /**
- * PostgreSQL: time travel's queries and reads (table `history_state`, migration 7), the
- * statements of engine/db/queries/history-state.ts translated. The snapshot takes the instance's
+ * PostgreSQL: time travel's queries and reads (table `history_state`, migrations 7 and 11: keyed by
+ * the history entry, a pending patch by minus the instance's id), the statements of
+ * engine/db/queries/history-state.ts translated. The snapshot takes the instance's
  * lock first (./queries/context.ts), so the state read before a transition's first change of an
  * instance is the one that change starts from.
  */
@@ -21,7 +22,8 @@ import type { PgTx } from './queries/context';
 
 const INSTANCE = `SELECT ${selectList(STATE_INSTANCE_COLS, true)} FROM instance WHERE id = $1`;
 const NODES = `SELECT ${selectList(STATE_NODE_COLS, true)} FROM node_state WHERE instance_id = $1`;
-const TAKE = `DELETE FROM history_state WHERE instance_id = $1 AND history_id = 0 RETURNING patch_json`;
+/** An instance's pending patch is keyed by minus its id (migration 11). */
+const TAKE = `DELETE FROM history_state WHERE history_id = -$1::bigint RETURNING patch_json`;
 /**
  * The instance's state and its pending patch, taken out, in one statement (one round trip where
  * three were): the instance row, its node rows as a JSON array, and the pending patch.
@@ -32,7 +34,7 @@ SELECT ${selectList(STATE_INSTANCE_COLS, true)},
           FROM node_state WHERE instance_id = $1) AS "nodes",
        (SELECT patch_json FROM pending) AS "pendingJson"
   FROM instance WHERE id = $1`;
-const PUT = `INSERT INTO history_state (instance_id, history_id, patch_json) VALUES ($1, $2, $3)`;
+const PUT = `INSERT INTO history_state (history_id, patch_json) VALUES ($1, $2)`;
 
 /** {@link StateQueries} over the transaction `tx`. */
 export function createStateQueries(tx: PgTx): StateQueries {
@@ -46,7 +48,7 @@ export function createStateQueries(tx: PgTx): StateQueries {
       const p = tx.run<{ patch_json: string }>(TAKE, [id]).rows[0];
       return p === undefined ? undefined : (JSON.parse(p.patch_json) as StatePatch);
     },
-    record: ({ instanceId, historyId, patch }) => tx.exec(PUT, [instanceId, historyId, JSON.stringify(patch)]),
+    record: ({ instanceId, historyId, patch }) => tx.exec(PUT, [historyId === 0 ? -instanceId : historyId, JSON.stringify(patch)]),
     snapshotTakingPending: (id) => {
       tx.lockInstance(id);
       const r = tx.run<RawStateInstance & { nodes: RawStateNode[]; pendingJson: string | null }>(SNAPSHOT_TAKING_PENDING, [id]).rows[0];
@@ -75,7 +77,7 @@ export function createPostgresStateReads(db: PgQueryable): Pick<ReadModel, TimeT
       if (!row) return { range };
       const patches = await rowsOf<{ patch_json: string }>(
         db,
-        `SELECT patch_json FROM history_state WHERE instance_id = $1 AND history_id > 0 AND history_id <= $2 ORDER BY history_id`,
+        `SELECT s.patch_json FROM history h JOIN history_state s ON s.history_id = h.id WHERE h.instance_id = $1 AND h.id <= $2 ORDER BY h.id`,
         [instanceId, row.id],
       );
       const position = await rowOf<{ n: number }>(db, `SELECT count(*)::int AS n FROM history WHERE instance_id = $1 AND id <= $2`, [instanceId, row.id]);

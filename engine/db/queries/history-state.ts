@@ -1,7 +1,10 @@
 /**
  * SQLite: time travel's queries (table `history_state`, migration 11; engine/store/history-state.ts):
  * an instance's state read as one document inside a write transaction, a transaction's patch
- * recorded, and the read of the patches up to a history entry.
+ * recorded, and the read of the patches up to a history entry. A patch is keyed by its history
+ * entry's id alone (migration 16: appended, not inserted among an instance's rows), an instance's
+ * pending patch (the port's entry 0) by minus the instance's id; an instance's patches are found
+ * through its history entries.
  *
  * The document's mapping from rows ({@link toStateDoc}) is shared with PostgreSQL.
  */
@@ -171,12 +174,11 @@ export function createStateQueries(db: Database.Database): StateQueries {
   );
   const take = db
     .prepare<[number], string>(
-      `DELETE FROM history_state WHERE instance_id = ? AND history_id = 0 RETURNING patch_json`,
+      `DELETE FROM history_state WHERE history_id = -? RETURNING patch_json`,
     )
     .pluck();
-  const put = db.prepare<[number, number, string]>(
-    `INSERT INTO history_state (instance_id, history_id, patch_json) VALUES (?, ?, ?)`,
-  );
+  // Keyed by the entry (a pending patch: by minus the instance's id; migration 16).
+  const put = db.prepare<[number, string]>(`INSERT INTO history_state (history_id, patch_json) VALUES (?, ?)`);
   return {
     snapshot: (id) => {
       const i = instance.get(id);
@@ -186,7 +188,7 @@ export function createStateQueries(db: Database.Database): StateQueries {
       const p = take.get(id);
       return p === undefined ? undefined : (JSON.parse(p) as StatePatch);
     },
-    record: ({ instanceId, historyId, patch }) => void put.run(instanceId, historyId, JSON.stringify(patch)),
+    record: ({ instanceId, historyId, patch }) => void put.run(historyId === 0 ? -instanceId : historyId, JSON.stringify(patch)),
   };
 }
 
@@ -234,7 +236,7 @@ export function createStateReads(db: Database.Database): Pick<ReadModel, TimeTra
     .pluck();
   const patches = db
     .prepare<[number, number], string>(
-      `SELECT patch_json FROM history_state WHERE instance_id = ? AND history_id > 0 AND history_id <= ? ORDER BY history_id`,
+      `SELECT s.patch_json FROM history h JOIN history_state s ON s.history_id = h.id WHERE h.instance_id = ? AND h.id <= ? ORDER BY h.id`,
     )
     .pluck();
   const read = (instanceId: number, at: { historyId: number } | { atMs: number }): StateTimeline => {

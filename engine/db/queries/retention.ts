@@ -46,8 +46,10 @@ export function createRetentionQueries(db: Database.Database): RetentionQueries 
   const mark = db.prepare<[string]>(`UPDATE instance SET purging = 1 WHERE id IN (${ENDED})`);
   const del = {
     history: db.prepare<[string]>(`DELETE FROM history WHERE instance_id IN (${MARKED})`),
-    // Time travel's record goes with the history it is keyed by (not counted apart: it is part of it).
-    historyState: db.prepare<[string]>(`DELETE FROM history_state WHERE instance_id IN (${MARKED})`),
+    // Time travel's record goes with the history it is keyed by (not counted apart: it is part of
+    // it), before it; and the instance's pending patch, keyed by minus its id (migration 16).
+    historyState: db.prepare<[string]>(`DELETE FROM history_state WHERE history_id IN (SELECT h.id FROM history h WHERE h.instance_id IN (${MARKED}))`),
+    pendingState: db.prepare<[string]>(`DELETE FROM history_state WHERE history_id IN (SELECT -m.id FROM (${MARKED}) m)`),
     schedule: db.prepare<[string]>(`DELETE FROM schedule WHERE instance_id IN (${MARKED})`),
     deadLetters: db.prepare<[string]>(`DELETE FROM dead_letter WHERE instance_id IN (${MARKED})`),
     nodeStates: db.prepare<[string]>(`DELETE FROM node_state WHERE instance_id IN (${MARKED})`),
@@ -95,9 +97,11 @@ export function createRetentionQueries(db: Database.Database): RetentionQueries 
     purge: (ids): PurgeCounts => {
       const j = JSON.stringify(ids);
       if (ids.length === 0 || mark.run(j).changes === 0) return { instances: 0, nodeStates: 0, schedule: 0, deadLetters: 0, history: 0, events: 0, children: 0 };
-      // History first: its trigger reads the marks, which go with the instance rows last.
-      const history = del.history.run(j).changes;
+      // Time travel's record first (found through the history it is keyed by), then history: its
+      // trigger reads the marks, which go with the instance rows last.
       del.historyState.run(j);
+      del.pendingState.run(j);
+      const history = del.history.run(j).changes;
       const schedule = del.schedule.run(j).changes;
       const deadLetters = del.deadLetters.run(j).changes;
       const nodeStates = del.nodeStates.run(j).changes;

@@ -243,6 +243,29 @@ describe('migration 10 (history ids AUTOINCREMENT)', () => {
   });
 });
 
+describe('migration 16 (time travel\'s record keyed by the history entry)', () => {
+  it('keeps every patch: an entry\'s under the entry\'s id, a pending one under minus its instance\'s id', () => {
+    // given: a file at schema 15 with a patch keyed by a history entry and a pending one
+    const file = path.join(tmp.dir, 'schema-15.db');
+    createFileAtSchema(file, 15, Date.now());
+    const raw = new Database(file);
+    const entry = raw.prepare('SELECT id FROM history WHERE instance_id = ? ORDER BY id LIMIT 1').pluck().get(OLD.completed) as number;
+    raw.prepare('INSERT INTO history_state (instance_id, history_id, patch_json) VALUES (?, ?, ?)').run(OLD.completed, entry, '{"i":{"s":"C"}}');
+    raw.prepare('INSERT INTO history_state (instance_id, history_id, patch_json) VALUES (?, 0, ?)').run(OLD.completed, '{"n":{"a":{"s":"R"}}}');
+    raw.close();
+
+    // when: today's openDatabase migrates it
+    openDatabase(file).close();
+
+    // then: both patches are there, keyed anew, and the table is the fresh file's
+    const rows = onConnection(file, (db) => db.prepare('SELECT history_id, patch_json FROM history_state ORDER BY history_id').all());
+    expect(rows).toEqual([
+      { history_id: -OLD.completed, patch_json: '{"n":{"a":{"s":"R"}}}' },
+      { history_id: entry, patch_json: '{"i":{"s":"C"}}' },
+    ]);
+  });
+});
+
 describe('a file of a newer schema', () => {
   it('is refused with DATABASE_NEWER by openDatabase, Engine.open and a read-only open, and left as it was', () => {
     // given a file one version ahead of this build

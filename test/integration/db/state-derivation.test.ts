@@ -66,7 +66,7 @@ describe('time travel: the state derived from the writes', () => {
       q.history.append({ instanceId: id, nodeId: 'a', type: 'node.completed', at: 2000 });
     });
     // Then the patch of that transaction is keyed by the entry that committed and holds the completion only
-    const rows = s.db.raw.prepare(`SELECT history_id AS h, patch_json AS p FROM history_state WHERE instance_id = ? ORDER BY history_id`).all(id) as { h: number; p: string }[];
+    const rows = s.db.raw.prepare(`SELECT s.history_id AS h, s.patch_json AS p FROM history_state s JOIN history h ON h.id = s.history_id WHERE h.instance_id = ? ORDER BY s.history_id`).all(id) as { h: number; p: string }[];
     const entries = s.db.raw.prepare(`SELECT id, type FROM history WHERE instance_id = ? ORDER BY id`).all(id) as { id: number; type: string }[];
     expect(entries.map((e) => e.type)).toEqual(['instance.created', 'node.completed']);
     expect(rows.map((r) => r.h)).toEqual(entries.map((e) => e.id));
@@ -154,7 +154,7 @@ describe('time travel: the state derived from the writes', () => {
     expect(head?.pausedAt).toBe(1500);
     expect(variables).toMatchObject({ pausedAt: 1500, variables: { x: 2 } });
     // And time travel's record of the last one holds its own change only
-    const last = s.db.raw.prepare(`SELECT patch_json AS p FROM history_state WHERE instance_id = ? AND history_id = 0`).get(id) as { p: string };
+    const last = s.db.raw.prepare(`SELECT patch_json AS p FROM history_state WHERE history_id = ?`).get(-id) as { p: string };
     expect(JSON.parse(last.p)).toEqual({ i: { p: 500 }, v: { x: [2] } });
   });
 });

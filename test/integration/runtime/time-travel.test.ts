@@ -212,12 +212,12 @@ describe('time travel: stateAt for every history entry equals the state the engi
   });
 
   it('a pending change (no entry showed it yet) survives a transaction that records nothing, and the next entry shows it', async () => {
-    // Given an instance whose node `a` is READY, and a recorder of the patches by key
+    // Given an instance whose node `a` is READY, and a recorder of the patches by key (0: its pending patch, stored under minus its id)
     ctx = tempEngine();
     const { engine, file } = ctx;
     await engine.deploy({ name: 'tt-pending', nodes: [{ id: 'a', type: 'pass' }] });
     const id = await engine.start('tt-pending');
-    const patches = async () => (await rowsIn<{ h: number; p: string }>(file, `SELECT history_id AS h, patch_json AS p FROM history_state WHERE instance_id = ? ORDER BY history_id`, [id])).map((r) => [Number(r.h), JSON.parse(r.p) as unknown]);
+    const patches = async () => (await rowsIn<{ h: number; p: string }>(file, `SELECT CASE WHEN s.history_id < 0 THEN 0 ELSE s.history_id END AS h, s.patch_json AS p FROM history_state s WHERE s.history_id = ? OR s.history_id IN (SELECT id FROM history WHERE instance_id = ?) ORDER BY s.history_id`, [-id, id])).map((r) => [Number(r.h), JSON.parse(r.p) as unknown]);
     const at = (await engine.history(id)).length;
     // When one transaction starts its attempt without an entry (a pending change), one changes nothing
     // of it (a node it does not have), and one completes it with an entry

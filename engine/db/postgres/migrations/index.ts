@@ -25,6 +25,7 @@ import { sql as m0007 } from './0007-history-state';
 import { sql as m0008 } from './0008-workflow-schedules';
 import { sql as m0009 } from './0009-test-runs';
 import { sql as m0010 } from './0010-history-state-start';
+import { sql as m0011 } from './0011-history-state-by-entry';
 
 /** One migration: the SQL (several statements; run it without parameters) that brings a database to `version`. */
 export interface PgMigration {
@@ -44,6 +45,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   { version: 8, sql: m0008 },
   { version: 9, sql: m0009 },
   { version: 10, sql: m0010 },
+  { version: 11, sql: m0011 },
 ];
 
 /** The schema version this build writes. */

@@ -33,8 +33,10 @@ const MARKED = `SELECT id FROM instance WHERE id = ANY($1::bigint[]) AND purging
 const MARK = `UPDATE instance SET purging = 1 WHERE id = ANY($1::bigint[]) AND status IN ${ENDED_SQL}`;
 const DELETES = {
   history: `DELETE FROM history WHERE instance_id IN (${MARKED})`,
-  // Time travel's record goes with the history it is keyed by (not counted apart: it is part of it).
-  historyState: `DELETE FROM history_state WHERE instance_id IN (${MARKED})`,
+  // Time travel's record goes with the history it is keyed by (not counted apart: it is part of
+  // it), before it; and the instance's pending patch, keyed by minus its id (migration 11).
+  historyState: `DELETE FROM history_state WHERE history_id IN (SELECT h.id FROM history h WHERE h.instance_id IN (${MARKED}))`,
+  pendingState: `DELETE FROM history_state WHERE history_id IN (SELECT -m.id FROM (${MARKED}) m)`,
   schedule: `DELETE FROM schedule WHERE instance_id IN (${MARKED})`,
   deadLetters: `DELETE FROM dead_letter WHERE instance_id IN (${MARKED})`,
   nodeStates: `DELETE FROM node_state WHERE instance_id IN (${MARKED})`,
@@ -72,10 +74,12 @@ export function createRetentionQueries(tx: PgTx): RetentionQueries {
     measure: (ids) => (ids.length === 0 ? { ...NONE } : (tx.run<PurgeCounts>(MEASURE, [ids]).rows[0] ?? { ...NONE })),
     purge: (ids) => {
       if (ids.length === 0 || tx.run(MARK, [ids]).rowCount === 0) return { ...NONE };
-      // History first: its trigger reads the marks, which go with the instance rows last.
+      // Time travel's record first (found through the history it is keyed by), then history: its
+      // trigger reads the marks, which go with the instance rows last.
       const n = (sql: string) => tx.run(sql, [ids]).rowCount;
-      const history = n(DELETES.history);
       n(DELETES.historyState);
+      n(DELETES.pendingState);
+      const history = n(DELETES.history);
       const schedule = n(DELETES.schedule);
       const deadLetters = n(DELETES.deadLetters);
       const nodeStates = n(DELETES.nodeStates);
