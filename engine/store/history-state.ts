@@ -518,13 +518,18 @@ export function trackStates(q: WriteQueries, options: TrackOptions): StateTracki
     working.set(id, w);
     return w;
   };
-  /** The state of instance `id` now, when known without a read (changed in this transaction, or cached), else undefined. */
+  /**
+   * The state of instance `id` now, when known without a read of its own (changed in this
+   * transaction, or cached), else undefined. On a backend that reads the state in one statement
+   * with the pending patch (PostgreSQL), an instance not known yet is read so: that one round trip
+   * stands for the read asked for and for the one its first change would make.
+   */
   const known = (id: number): Snapshot | undefined => {
     if (purged.has(id)) return undefined;
     const w = working.get(id);
     if (w) return w;
     if (!before.has(id)) {
-      if (!cache?.get(id)) return undefined;
+      if (!cache?.get(id) && !states.snapshotTakingPending) return undefined;
       touch(id);
     }
     return before.get(id);
