@@ -35,6 +35,8 @@ SELECT ${selectList(STATE_INSTANCE_COLS, true)},
        (SELECT patch_json FROM pending) AS "pendingJson"
   FROM instance WHERE id = $1`;
 const PUT = `INSERT INTO history_state (history_id, patch_json) VALUES ($1, $2)`;
+/** A transaction's patches in one statement (one round trip where there was one a patch). */
+const PUT_ALL = `INSERT INTO history_state (history_id, patch_json) SELECT * FROM unnest($1::bigint[], $2::text[])`;
 
 /** {@link StateQueries} over the transaction `tx`. */
 export function createStateQueries(tx: PgTx): StateQueries {
@@ -49,6 +51,14 @@ export function createStateQueries(tx: PgTx): StateQueries {
       return p === undefined ? undefined : (JSON.parse(p.patch_json) as StatePatch);
     },
     record: ({ instanceId, historyId, patch }) => tx.exec(PUT, [historyId === 0 ? -instanceId : historyId, JSON.stringify(patch)]),
+    recordAll: (patches) => {
+      if (patches.length === 1) {
+        const p = patches[0] as (typeof patches)[number];
+        tx.exec(PUT, [p.historyId === 0 ? -p.instanceId : p.historyId, JSON.stringify(p.patch)]);
+        return;
+      }
+      tx.exec(PUT_ALL, [patches.map((p) => (p.historyId === 0 ? -p.instanceId : p.historyId)), patches.map((p) => JSON.stringify(p.patch))]);
+    },
     snapshotTakingPending: (id) => {
       tx.lockInstance(id);
       const r = tx.run<RawStateInstance & { nodes: RawStateNode[]; pendingJson: string | null }>(SNAPSHOT_TAKING_PENDING, [id]).rows[0];

@@ -130,6 +130,20 @@ describe('time travel: stateAt for every history entry equals the state the engi
     expect(n).toBeGreaterThan(40);
   });
 
+  it('instances started in one transaction and run in shared turns (several patches a transaction) each rebuild', async () => {
+    ctx = tempEngine();
+    const { engine } = ctx;
+    await engine.deploy({ name: 'tt-many', nodes: [{ id: 'a', type: 'pass' }, { id: 'b', type: 'pass' }], edges: [{ from: 'a', to: 'b' }] });
+    const rec = recordStates(engine);
+    // When five instances start in one transaction, each with variables of its own
+    const ids = await engine.startMany('tt-many', [1, 2, 3, 4, 5].map((n) => ({ n, name: `run ${n}` })));
+    for (const id of ids) expect((await runToSettled(engine, id)).status).toBe('COMPLETED');
+    rec.stop();
+    // Then every entry of each rebuilds its own state, start variables included
+    expect(await expectEveryEntryMatches(engine, rec.states, ids)).toBeGreaterThanOrEqual(5 * 4);
+    expect((await engine.stateAt(ids[2] as number, (await engine.history(ids[2] as number))[0]!.id)).instance.variables).toEqual({ n: 3, name: 'run 3' });
+  });
+
   it('retries, an error edge, an approval and a sub-workflow', async () => {
     ctx = tempEngine();
     const { engine } = ctx;
