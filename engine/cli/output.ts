@@ -113,6 +113,11 @@ export function displayWidth(text: string): number {
   return width;
 }
 
+/** `x` with its noun, singular for exactly one: "1 instance", "3 instances" (numbers grouped: "1,200 rows"). */
+export function plural(x: number, one: string, many = `${one}s`): string {
+  return `${x.toLocaleString('en-US')} ${x === 1 ? one : many}`;
+}
+
 /** Rows as aligned columns (two spaces apart), padded by display width so CJK and emoji line up. */
 export function table(rows: string[][]): string {
   const widths: number[] = [];

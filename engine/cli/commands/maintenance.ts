@@ -16,7 +16,7 @@ import { EngineError } from '../../errors';
 import { ExitCode } from '../exit-codes';
 import { withHost } from '../host';
 import { common, type CliRun, type CommonOptions } from '../options';
-import { json, Progress, shellQuote } from '../output';
+import { json, plural, Progress, shellQuote } from '../output';
 
 const mib = (b: number) => `${(b / (1024 * 1024)).toFixed(1)} MiB`;
 
@@ -51,7 +51,7 @@ export function addMaintenanceCommands(program: Command, run: CliRun): void {
     else {
       for (const v of report.violations) io.stdout(`${v.kind}: ${v.message}\n`);
       const c = report.counts;
-      const seen = `${c.instances} instances (${c.live} live), ${c.schedule} schedule rows, ${c.history} history rows, WAL ${mib(c.walBytes)}`;
+      const seen = `${plural(c.instances, 'instance')} (${c.live} live), ${plural(c.schedule, 'schedule row')}, ${plural(c.history, 'history row')}, WAL ${mib(c.walBytes)}`;
       io.stdout(
         report.ok
           ? `${file}: ok — ${seen} (${report.elapsedMs} ms)\n`

@@ -7,11 +7,10 @@ import type { Command } from 'commander';
 import type { PruneReport, PurgeCounts } from '../../api';
 import { withHost } from '../host';
 import { common, instanceIdArg, usage, type CliRun, type CommonOptions } from '../options';
-import { json, Progress } from '../output';
+import { json, plural, Progress } from '../output';
 import { olderThan, retentionFlags, retentionOptions, type RetentionFlags } from '../retention-options';
 
 const n = (x: number) => x.toLocaleString('en-US');
-const plural = (x: number, one: string, many = `${one}s`) => `${n(x)} ${x === 1 ? one : many}`;
 
 /** The rows besides the instances, as a sentence's tail ("with 4 node states, 12 history rows"). */
 function rowsText(d: PurgeCounts): string {

@@ -143,7 +143,8 @@ export function resumeInstance(tx: Tx, r: ResumeAction): EngineError | undefined
       settle(tx, id);
     } else if (r.skip) {
       q.history.append({ instanceId: id, nodeId, type: 'node.skipped_by_hand', at: now, actor: r.actor, data: { result: r.skip.output } });
-      completeNode(tx, live, wf, nodeId, r.skip, 0, null);
+      // Completed by hand after its last attempt: history and the event name that attempt, as the node's state does.
+      completeNode(tx, live, wf, nodeId, r.skip, q.nodes.get(id, nodeId)?.attempt ?? 0, null);
     }
     if (!stillSuspended) tx.events.push({ type: 'instance.changed', instanceId: id, status: 'RUNNING', ...mark });
     return undefined;

@@ -51,7 +51,9 @@ describe('runnel check', () => {
     expect(counts).toMatchObject({ instances: 13, suspended: 1 });
     const r = await runCli('check', '--db', demo);
     expect(r.code, r.stdout + r.stderr).toBe(0);
-    expect(r.stdout).toContain(`: ok — 13 instances (${counts.live} live), ${counts.schedule} schedule rows, ${counts.history} history rows, WAL `);
+    // (one row is "1 schedule row", not "1 schedule rows")
+    const rows = counts.schedule === 1 ? '1 schedule row' : `${counts.schedule} schedule rows`;
+    expect(r.stdout).toContain(`: ok — 13 instances (${counts.live} live), ${rows}, ${counts.history} history rows, WAL `);
     const report = parseJson<CheckReport>(await runCli('check', '--db', demo, '--json'));
     expect(report.ok).toBe(true);
     expect(report.violations).toEqual([]);

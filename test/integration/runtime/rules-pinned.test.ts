@@ -1145,7 +1145,9 @@ describe('onFailure "suspend": an incident waits for a person, and each resume a
     expect(probe.callsOf('step', id)).toHaveLength(2);
     expect(probe.callsOf('next', id)).toHaveLength(1);
     expect(inst.status).toBe('COMPLETED');
-    expect(inst.nodes.find((n) => n.id === 'step')).toMatchObject({ status: 'COMPLETED', output: { ok: true, by: 'hand' } });
+    expect(inst.nodes.find((n) => n.id === 'step')).toMatchObject({ status: 'COMPLETED', attempt: 2, output: { ok: true, by: 'hand' } });
+    // and history's completion names the same attempt as the node's state (the last one run, not 0)
+    expect((await events(engine, id, 'node.completed', 'step')).map((e) => e.attempt)).toEqual([2]);
     expect(inst.variables).toEqual({ region: 'us', limit: 5, stepResult: { ok: true, by: 'hand' } });
     expect((await events(engine, id, 'instance.resumed'))[0]).toMatchObject({
       actor: 'carol',
