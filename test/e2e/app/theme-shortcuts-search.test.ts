@@ -75,9 +75,13 @@ describe('dark mode', () => {
     for (const [name, l] of Object.entries(texts)) expect(lightness(await computedStyle(l, 'color')), name).toBeLessThan(400);
     // when: the system turns to dark
     await page.emulateMedia({ colorScheme: 'dark' });
-    // then: no light surface is left with light text on it
-    for (const [name, l] of Object.entries(surfaces)) expect(lightness(await computedStyle(l, 'backgroundColor')), name).toBeLessThan(250);
-    for (const [name, l] of Object.entries(texts)) expect(lightness(await computedStyle(l, 'color')), name).toBeGreaterThan(450);
+    // then: no light surface is left with light text on it (polled: React Flow's colorMode="system"
+    // follows the scheme through a matchMedia listener and a re-render, so its controls turn dark a
+    // moment after the page's CSS does; read at once, they failed a fresh-clone CI run)
+    for (const [name, l] of Object.entries(surfaces))
+      await expect.poll(async () => lightness(await computedStyle(l, 'backgroundColor')), { message: name, timeout: 5000 }).toBeLessThan(250);
+    for (const [name, l] of Object.entries(texts))
+      await expect.poll(async () => lightness(await computedStyle(l, 'color')), { message: name, timeout: 5000 }).toBeGreaterThan(450);
     // the node panel's status chip too
     await page.getByTestId('graph-node-ship').click();
     const chip = page.locator('[data-testid="node-panel"][data-node="ship"] [data-testid="node-panel-status"]');
