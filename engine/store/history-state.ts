@@ -24,6 +24,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { EngineError } from '../errors';
+import { TERMINAL_STATUSES } from '../vocabulary';
 import type { WriteQueries } from './port';
 import type { HistoryQueries, InstanceQueries, NodeQueries, RetentionQueries } from './queries';
 
@@ -326,6 +327,9 @@ export interface StateQueries {
   ): { snapshot: Snapshot; pending: StatePatch | undefined } | undefined;
 }
 
+/** Ended instance statuses (engine/vocabulary.ts TERMINAL_STATUSES) as {@link StateDoc} stores them. */
+const ENDED_CODES: ReadonlySet<unknown> = new Set([...TERMINAL_STATUSES].map(encodeStatus));
+
 /** The reads of {@link READS} a state may answer ({@link StateDerivation.read}). */
 const ANSWERED: ReadonlySet<string> = new Set<keyof InstanceQueries | keyof NodeQueries>([
   'get',
@@ -380,7 +384,9 @@ export interface StateTracking {
  * and after a transaction that failed. A hit spares a transaction the read of the instance's
  * state before its first change, and the pending patch's delete when none is stored — most of
  * what recording costs on the hot path, where an instance's steps follow each other in one process.
- * Least recently used entries go beyond `max`.
+ * Least recently used entries go beyond `max`; an ended instance is not kept ({@link trackStates}),
+ * so what stays is the live instances a process is moving (each entry about 1.3 KB of heap, which
+ * V8 lets grow a few times over before a full collection: issue 16's peak RSS).
  */
 export class StateCache {
   private readonly entries = new Map<number, { snapshot: Snapshot; pending: boolean }>();
@@ -693,7 +699,9 @@ export function trackStates(q: WriteQueries, options: TrackOptions): StateTracki
           continue;
         }
         const pending = save(id, now === was ? undefined : changeOf(id, was, now));
-        after.set(id, { snapshot: now, pending });
+        // An ended instance leaves the cache: it is seldom changed again (a miss reads it then), and
+        // kept it would hold the heap a whole state per finished instance (see StateCache).
+        after.set(id, ENDED_CODES.has(now.instance.s) ? undefined : { snapshot: now, pending });
       }
       // Entries of instances this transaction did not change still show their pending changes.
       for (const id of firstEntry.keys()) {

@@ -124,6 +124,27 @@ describe('time travel: the state derived from the writes', () => {
     expect(await storage.write((q) => ({ head: q.instances.head(id), variables: q.instances.variables(id), counts: q.nodes.openCounts(id) }))).toEqual(result);
   });
 
+  it('keeps no state of an ended instance: the next read of it runs its statement, and answers the same', async () => {
+    const { s, id } = await oneInstance({ checkStateRecord: false });
+    const read = (q: Parameters<Parameters<SqliteStorage['write']>[0]>[0]) => ({ head: q.instances.head(id), counts: q.nodes.openCounts(id) });
+    // Given a live instance: its reads are answered from the state the last transaction left
+    const live = await countingStatements(s, () => s.write(read));
+    expect(live.sql.filter((q) => /\b(instance|node_state)\b/.test(q))).toEqual([]);
+    // When a transaction ends it
+    await s.write((q) => {
+      q.nodes.complete({ instanceId: id, nodeId: 'a', output: null, now: 2000, seq: 1 });
+      q.instances.end({ id, status: 'COMPLETED', now: 2000 });
+      q.history.append({ instanceId: id, nodeId: null, type: 'instance.completed', at: 2000 });
+    });
+    // Then the next transaction reads it from the tables (the connection kept nothing of it)
+    const ended = await countingStatements(s, () => s.write(read));
+    expect(ended.sql.filter((q) => /\bFROM instance\b/.test(q)).length).toBeGreaterThan(0);
+    expect(ended.result).toEqual({
+      head: { id, status: 'COMPLETED', deadlineAt: null, parentId: null, pausedAt: null, concurrencyKey: null, test: false },
+      counts: { open: 0, active: 0 },
+    });
+  });
+
   it('a purge forgets what the connection knew of the instances it deleted', async () => {
     const { s, id } = await oneInstance();
     await s.write((q) => {
