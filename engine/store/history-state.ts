@@ -330,14 +330,6 @@ export interface StateQueries {
 /** Ended instance statuses (engine/vocabulary.ts TERMINAL_STATUSES) as {@link StateDoc} stores them. */
 const ENDED_CODES: ReadonlySet<unknown> = new Set([...TERMINAL_STATUSES].map(encodeStatus));
 
-/** The reads of {@link READS} a state may answer ({@link StateDerivation.read}). */
-const ANSWERED: ReadonlySet<string> = new Set<keyof InstanceQueries | keyof NodeQueries>([
-  'get',
-  'head',
-  'variables',
-  'openCounts',
-]);
-
 /** Methods of the instance and node families that change nothing (every other one may change an instance's state). */
 const READS: ReadonlySet<string> = new Set<keyof InstanceQueries | keyof NodeQueries>([
   'get',
@@ -432,6 +424,8 @@ export interface StateDerivation {
    * statement (on PostgreSQL, no round trip).
    */
   read(family: 'nodes' | 'instances', method: string, s: Snapshot, id: number): unknown;
+  /** The reads of each family {@link StateDerivation.read} may answer: the others run as they are, with no state taken for them. */
+  readonly answers: Readonly<Record<'nodes' | 'instances', ReadonlySet<string>>>;
 }
 
 /** Options of {@link trackStates}. */
@@ -564,7 +558,7 @@ export function trackStates(q: WriteQueries, options: TrackOptions): StateTracki
     });
     function wrapMethod(target: F, key: string, fn: (...args: unknown[]) => unknown): unknown {
       if (READS.has(key)) {
-        if (!ANSWERED.has(key)) return fn;
+        if (!derive.answers[name].has(key)) return fn;
         // A read the state may answer: no statement while the instance's state is known.
         return (...args: unknown[]) => {
           const id = args[0];

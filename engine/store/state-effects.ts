@@ -324,6 +324,10 @@ export const STATE_EFFECTS: StateDerivation = {
     const table = READ_ANSWERS[family] as Record<string, ((s: Snapshot, id: number) => unknown) | undefined>;
     return Object.hasOwn(table, method) ? table[method]?.(s, id) : undefined;
   },
+  answers: {
+    instances: new Set(Object.keys(READ_ANSWERS.instances)),
+    nodes: new Set(Object.keys(READ_ANSWERS.nodes)),
+  },
 };
 
 /**

@@ -51,12 +51,8 @@ export function createStateQueries(tx: PgTx): StateQueries {
       return p === undefined ? undefined : (JSON.parse(p.patch_json) as StatePatch);
     },
     record: ({ instanceId, historyId, patch }) => tx.exec(PUT, [historyId === 0 ? -instanceId : historyId, JSON.stringify(patch)]),
+    // One statement for any number of patches, one included.
     recordAll: (patches) => {
-      if (patches.length === 1) {
-        const p = patches[0] as (typeof patches)[number];
-        tx.exec(PUT, [p.historyId === 0 ? -p.instanceId : p.historyId, JSON.stringify(p.patch)]);
-        return;
-      }
       tx.exec(PUT_ALL, [patches.map((p) => (p.historyId === 0 ? -p.instanceId : p.historyId)), patches.map((p) => JSON.stringify(p.patch))]);
     },
     snapshotTakingPending: (id) => {
