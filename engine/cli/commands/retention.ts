@@ -59,7 +59,10 @@ export function addRetentionCommands(program: Command, run: CliRun): void {
           ...(o.olderThan === undefined ? {} : { olderThanMs: o.olderThan }),
           ...(o.workflow === undefined ? {} : { workflow: o.workflow }),
           dryRun: o.dryRun === true,
-          onBatch: (r) => progress.line(`prune: ${r.dryRun ? 'would delete' : 'deleted'} ${plural(r.deleted.instances, 'instance')} so far`),
+          // Nothing deleted yet is no progress: a prune that finds nothing prints its summary only.
+          onBatch: (r) => {
+            if (r.deleted.instances > 0) progress.line(`prune: ${r.dryRun ? 'would delete' : 'deleted'} ${plural(r.deleted.instances, 'instance')} so far`);
+          },
         });
         if (o.json) json(io, report);
         else io.stdout(`${pruneText(report)}\n`);

@@ -53,6 +53,24 @@ describe('runnel prune and runnel delete', () => {
     expect((await runCli('prune', '--retention-completed-days', '0', '--workflow', 'quick', '--db', db)).stdout).toContain('deleted 3 instances');
   });
 
+  it('prints a progress line only when something is deleted; the summary always', async () => {
+    // Given nothing old enough (the default policies keep 30 days)
+    // When pruned, a dry run too
+    const none = await runCli('prune', '--db', db);
+    const noneDry = await runCli('prune', '--dry-run', '--db', db);
+    // Then the summary says so, and stderr carries no progress line
+    expect(none).toMatchObject({ code: 0, stderr: '' });
+    expect(none.stdout).toMatch(/^deleted 0 instances /);
+    expect(noneDry).toMatchObject({ code: 0, stderr: '' });
+    expect(noneDry.stdout).toMatch(/^would delete 0 instances /);
+
+    // When three are old enough: the progress line counts them, then the summary
+    const some = await runCli('prune', '--older-than', '0d', '--db', db);
+    expect(some.code).toBe(0);
+    expect(some.stderr).toBe('prune: deleted 3 instances so far\n');
+    expect(some.stdout).toMatch(/^deleted 3 instances /);
+  });
+
   it('delete removes one ended instance and refuses a live one', async () => {
     const [first] = ids.done;
     const r = await runCli('delete', String(first), '--db', db);
