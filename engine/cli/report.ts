@@ -23,9 +23,10 @@ export const CARRIES_ON = ' (a worker carries it on: npx runnel worker, or pass 
 /**
  * The human report of an instance: status line, nodes, and what a person can do next. The commands
  * it suggests work as printed (one action each, the others named after it; the `--plugin` modules
- * this command loaded, which the instance's node types may need).
+ * this command loaded, which the instance's node types may need). It reads no `version`: `show
+ * --at` passes a past state without one.
  */
-export async function describeInstance(call: Call, inst: InstanceDetail, dbFlag: string, plugins: readonly string[] = [], options: { hints?: boolean } = {}): Promise<string> {
+export async function describeInstance(call: Call, inst: Omit<InstanceDetail, 'version'>, dbFlag: string, plugins: readonly string[] = [], options: { hints?: boolean } = {}): Promise<string> {
   const hints = options.hints ?? true;
   const lines: string[] = [];
   const db = shellQuote(dbFlag) + plugins.map((p) => ` --plugin ${shellQuote(p)}`).join('');

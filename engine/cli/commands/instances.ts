@@ -1,7 +1,7 @@
 /** Instance commands that start and read: `start`, `list` and `show`. */
 import type { Command } from 'commander';
 import { INSTANCE_STATUSES, PRIORITY_RANGE } from '../../vocabulary';
-import type { HistoryEvent } from '../../api/contract';
+import type { HistoryEvent, InstanceDetail } from '../../api/contract';
 import { withHost, type Call } from '../host';
 import { common, defaultActor, instanceIdArg, parseVariables, shownDb, positiveInt, integerIn, usage, type CliRun, type CommonOptions } from '../options';
 import { errorText, json, short, table, time } from '../output';
@@ -16,6 +16,16 @@ async function fullHistory(call: Call, id: number): Promise<HistoryEvent[]> {
     afterId = page.nextAfterId;
   }
   return events;
+}
+
+/**
+ * An instance as `show --at` prints it: the rebuilt state without `version`. Time travel records
+ * no version per history entry (engine/runtime/time-travel.ts gives today's), so printed beside
+ * the past state it would read as the version at that entry.
+ */
+function pastState(inst: InstanceDetail): Omit<InstanceDetail, 'version'> {
+  const { version: _now, ...then } = inst;
+  return then;
 }
 
 /** Adds `start`, `list` and `show` to `program`. */
@@ -130,7 +140,7 @@ export function addInstanceCommands(program: Command, run: CliRun): void {
   ).action(async (id: number, o: CommonOptions & { history?: boolean; at?: string }) => {
     await withHost(o, io, 'read', async ({ call }) => {
       const past = o.at === undefined ? undefined : await call('instance:stateAt', { id, at: /^\d+$/.test(o.at) ? Number(o.at) : o.at });
-      const inst = past ? past.instance : await call('instance:get', { id });
+      const inst = past ? pastState(past.instance) : await call('instance:get', { id });
       const history = o.history ? (await fullHistory(call, id)).filter((h) => !past || h.id <= past.at.id) : undefined;
       const at = past ? { at: { ...past.at, position: past.position, entries: past.entries } } : {};
       if (o.json) return json(io, { ...inst, ...at, ...(history ? { history } : {}) });
