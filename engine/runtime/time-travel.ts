@@ -130,6 +130,8 @@ export async function loadState(
   const t = await storage.read.stateTimeline(id, point);
   if (!t.entry || !t.patches) {
     const r = t.range;
+    // Every instance has its `instance.created` entry: none left means it was deleted since the read above.
+    if (r.entries === 0 && !(await storage.read.instance(id))) throw new EngineError('NOT_FOUND', `instance ${id} does not exist`);
     const where =
       r.entries === 0
         ? 'it has no history'

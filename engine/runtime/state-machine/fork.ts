@@ -49,10 +49,15 @@ export interface ForkPlan {
  * history and `instance.forked` in the source's; returns the new id. A plan with no node left to
  * run completes at once.
  *
- * @throws EngineError INTERNAL when the plan does not name every node of `wf` exactly once.
+ * @throws EngineError NOT_FOUND when the source instance is gone (deleted or pruned since its
+ *   state was read, outside this transaction); INTERNAL when the plan does not name every node of
+ *   `wf` exactly once.
  */
 export function forkInstance(tx: Tx, wf: CompiledWorkflow, plan: ForkPlan): number {
   const { q, now } = tx;
+  // The source's state was read before this transaction: a delete may have come in between, and
+  // its history entry below would then name no instance.
+  if (!q.instances.head(plan.forkedFrom.id)) throw new EngineError('NOT_FOUND', `instance ${plan.forkedFrom.id} does not exist`);
   if (plan.nodes.length !== wf.nodes.size || plan.nodes.some((n) => !wf.nodes.has(n.nodeId))) {
     throw new EngineError('INTERNAL', `fork of instance ${plan.forkedFrom.id}: the plan does not match workflow "${wf.name}" v${wf.version}`);
   }

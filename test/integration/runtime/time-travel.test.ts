@@ -413,6 +413,43 @@ describe('time travel: stateAt for every history entry equals the state the engi
     expect(types.filter((t) => t.startsWith('node.'))).not.toContain('node.failed flaky');
     expect(types.some((t) => t.includes('prepare') || t.includes('recover') || t.includes('flaky'))).toBe(false);
   });
+
+  it('an instance deleted while a fork or stateAt of it reads it answers NOT_FOUND, and the fork writes nothing', async () => {
+    ctx = tempEngine();
+    const { engine } = ctx;
+    await engine.deploy({ name: 'fk-tiny', nodes: [{ id: 'a', type: 'pass' }] });
+    const read = engine.storage.read as { instance: typeof engine.storage.read.instance; stateTimeline: typeof engine.storage.read.stateTimeline };
+    const ended = async () => {
+      const id = await engine.start('fk-tiny', { variables: { x: 1 } });
+      expect((await runToSettled(engine, id)).status).toBe('COMPLETED');
+      return { id, at: (await engine.history(id)).at(-1)!.id };
+    };
+    /** Deletes `id` right after the storage read `which` answered (the delete another caller made in between). */
+    const deleteAfter = (which: 'instance' | 'stateTimeline', id: number) => {
+      const original = read[which].bind(engine.storage.read) as (...a: unknown[]) => Promise<unknown>;
+      (read as Record<string, unknown>)[which] = async (...a: unknown[]) => {
+        const r = await original(...a);
+        (read as Record<string, unknown>)[which] = original;
+        await engine.deleteInstance(id);
+        return r;
+      };
+    };
+    // When the source goes after the fork read its state, before the fork's transaction
+    const a = await ended();
+    deleteAfter('stateTimeline', a.id);
+    await expect(engine.fork(a.id, a.at)).rejects.toMatchObject({ code: 'NOT_FOUND', message: `instance ${a.id} does not exist` });
+    // Then no copy was made (the transaction rolled back: the copy would be the next id) and the source is gone
+    expect(await engine.storage.read.instance(a.id + 1)).toBeUndefined();
+    expect(await engine.storage.read.instance(a.id)).toBeUndefined();
+    expect(await engine.listInstances({})).toEqual([]);
+    // When it goes between the read of the instance and the read of its history
+    for (const call of [(id: number, at: number) => engine.fork(id, at), (id: number, at: number) => engine.stateAt(id, at)]) {
+      const b = await ended();
+      deleteAfter('instance', b.id);
+      // Then the answer is NOT_FOUND too, not "the entry is not one of its"
+      await expect(call(b.id, b.at)).rejects.toMatchObject({ code: 'NOT_FOUND', message: `instance ${b.id} does not exist` });
+    }
+  });
 });
 
 describe('time travel with two connections writing one instance', () => {
