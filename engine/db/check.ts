@@ -9,9 +9,10 @@
  *   and another worker takes the step over);
  * - `ORPHAN_SCHEDULE_ROW`: a schedule row whose instance is missing or ended (an end deletes every
  *   row of its instance), or whose node has no state in that instance;
- * - `STUCK_INSTANCE`: a live instance (PENDING, RUNNING, WAITING, COMPENSATING) with no work
- *   queued (a run, timer, timeout, compensation or wake row), no approval waiting for a person, no
- *   event node waiting for an event, and no node waiting for child instances still live;
+ * - `STUCK_INSTANCE`: a live instance (PENDING, RUNNING, WAITING, COMPENSATING), not paused (a
+ *   paused one waits for its unpause), with no work queued (a run, timer, timeout, compensation or
+ *   wake row), no approval waiting for a person, no event node waiting for an event, and no node
+ *   waiting for child instances still live;
  * - `HELD_WITH_ROOM`: an instance held for a concurrency slot (PENDING, `held`) while its slot has
  *   fewer instances in progress than its workflow version's limit: admission happens when one of
  *   them ends, so it waits for nothing (for ever, when none is in progress);
@@ -114,6 +115,8 @@ const QUERIES: { kind: ViolationKind; sql: string; message: (r: Record<string, u
     kind: 'STUCK_INSTANCE',
     sql: `SELECT i.id AS instanceId, i.status AS status FROM instance i
           WHERE i.status IN ${LIVE}
+            -- A paused instance waits for a person: its unpause (a map's next item starts then).
+            AND i.paused_at IS NULL
             AND NOT EXISTS (SELECT 1 FROM schedule s WHERE s.instance_id = i.id AND s.kind <> 'deadline')
             AND NOT EXISTS (SELECT 1 FROM node_state n WHERE n.instance_id = i.id AND n.status = 'WAITING'
                             AND (json_extract(n.wait_json, '$.kind') = 'approval'

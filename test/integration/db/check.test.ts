@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkDatabase, type CheckReport } from '../../../engine/db/check';
 import { parseJson, runCli } from '../../helpers/cli';
-import { tempDir } from '../../helpers/temp-engine';
+import { runToSettled, tempDir, tempSqliteEngine } from '../../helpers/temp-engine';
 
 let tmp: ReturnType<typeof tempDir>;
 let demo: string;
@@ -117,6 +117,36 @@ describe('runnel check', () => {
     expect(report.violations).toEqual([
       { kind: 'STUCK_INSTANCE', instanceId: id, message: `instance ${id} is WAITING but has no work queued and waits for no person: it will never move` },
     ]);
+  });
+
+  it('does not call a paused instance stuck: its map waits for the unpause to start the next item', async () => {
+    const { engine, close } = tempSqliteEngine();
+    try {
+      await engine.deploy({ name: 'kid', nodes: [{ id: 'ok', type: 'approval' }] });
+      await engine.deploy({ name: 'parent', nodes: [{ id: 'fan', type: 'map', config: { items: '[1,2,3]', workflow: 'kid', maxConcurrency: 1 } }] });
+      const id = await engine.start('parent');
+      const kids = async () => (await engine.listInstances({ parentId: id })).map((k) => k.id);
+      await engine.runUntil(async () => (await kids()).length === 1 && (await engine.getInstance((await kids())[0]!)).status === 'WAITING', 10_000);
+      // Given the parent paused while its one running item waits, and that item then ending
+      await engine.pause(id);
+      const [first] = await kids();
+      await engine.approve(first!, 'ok', { approved: true });
+      expect((await runToSettled(engine, first!)).status).toBe('COMPLETED');
+      // Then the parent is WAITING with nothing queued (the next item starts at the unpause), and check is ok
+      expect(await engine.getInstance(id)).toMatchObject({ status: 'WAITING', pausedAt: expect.any(Number) });
+      expect(await kids()).toHaveLength(1);
+      expect(engine.checkDatabase().violations).toEqual([]);
+      // And once unpaused it runs the other items to the end
+      await engine.unpause(id);
+      for (let n = 2; n <= 3; n++) {
+        // (each next item starts once the one before ended, and waits for its approval)
+        await engine.runUntil(async () => (await kids()).length === n, 10_000);
+        for (const k of await kids()) if ((await engine.getInstance(k)).status === 'WAITING') await engine.approve(k, 'ok', { approved: true });
+      }
+      expect((await runToSettled(engine, id)).status).toBe('COMPLETED');
+    } finally {
+      await close();
+    }
   });
 
   it('names an instance held for a concurrency slot that has room', () => {
