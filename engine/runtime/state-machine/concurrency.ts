@@ -33,12 +33,16 @@ export function releaseSlot(tx: Tx, inst: Pick<InstanceHead, 'concurrencyKey'>):
   if (key === null) return;
   const { q, now } = tx;
   q.instances.lockConcurrency(key);
+  // Counted once (an index walk over the slot's admitted instances): each admission below adds one.
+  let admitted: number | undefined;
   for (;;) {
     const next = q.instances.oldestHeld(key);
     if (next === undefined) return;
     const limit = tx.workflow(next.workflowId).def.concurrency?.limit ?? Number.POSITIVE_INFINITY;
-    if (q.instances.countAdmitted(key) >= limit) return;
+    admitted ??= q.instances.countAdmitted(key);
+    if (admitted >= limit) return;
     q.instances.admit({ id: next.id, now });
+    admitted++;
     q.schedule.releaseHeld({ instanceId: next.id, now, paused: next.pausedAt !== null });
     q.history.append({ instanceId: next.id, nodeId: null, type: 'instance.admitted', at: now });
     tx.events.push({ type: 'instance.changed', instanceId: next.id, status: 'PENDING', ...testMark(next) });
