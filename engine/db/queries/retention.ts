@@ -31,17 +31,25 @@ const ENDED = `SELECT i.id FROM json_each(?) j CROSS JOIN instance i ON i.id = j
 
 /** Prepares {@link RetentionQueries} on `db`. */
 export function createRetentionQueries(db: Database.Database): RetentionQueries {
+  // A batch walks the status's ended instances by id from the cursor (INDEXED BY: with ANALYZE's
+  // statistics SQLite chose a walk of the whole table by rowid instead, 14 ms a batch behind
+  // 100,000 live instances).
   const candidatesAll = db.prepare<[{ status: string; endedBefore: number; afterId: number; limit: number }], { id: number }>(
-    `SELECT i.id FROM instance i
+    `SELECT i.id FROM instance i INDEXED BY instance_status
       WHERE i.status = @status AND i.id > @afterId AND i.parent_id IS NULL AND i.ended_at < @endedBefore
       ORDER BY i.id LIMIT @limit`,
   );
   const candidatesOf = db.prepare<[{ status: string; endedBefore: number; afterId: number; limit: number; workflow: string }], { id: number }>(
-    `SELECT i.id FROM instance i
+    `SELECT i.id FROM instance i INDEXED BY instance_status
       WHERE i.status = @status AND i.id > @afterId AND i.parent_id IS NULL AND i.ended_at < @endedBefore
         AND i.workflow_id IN (SELECT w.id FROM workflow w WHERE w.name = @workflow)
       ORDER BY i.id LIMIT @limit`,
   );
+  // Whether any instance of the status ended before the cutoff (one seek on instance_ended): a pass
+  // with nothing old enough, the usual one, then walks nothing.
+  const anyEnded = db.prepare<[number, string], number>(
+    `SELECT 1 FROM instance INDEXED BY instance_ended WHERE ended_at < ? AND status = ? LIMIT 1`,
+  ).pluck();
   const trees = db.prepare<[string], TreeMember>(
     `WITH RECURSIVE t(id, root) AS (
         SELECT i.id, i.id FROM json_each(?) j CROSS JOIN instance i ON i.id = j.value
@@ -84,10 +92,12 @@ export function createRetentionQueries(db: Database.Database): RetentionQueries 
   );
   return {
     candidates: ({ status, endedBefore, workflow, afterId, limit }) =>
-      (workflow === undefined
-        ? candidatesAll.all({ status, endedBefore, afterId, limit })
-        : candidatesOf.all({ status, endedBefore, afterId, limit, workflow })
-      ).map((r) => r.id),
+      afterId === 0 && anyEnded.get(endedBefore, status) === undefined
+        ? []
+        : (workflow === undefined
+            ? candidatesAll.all({ status, endedBefore, afterId, limit })
+            : candidatesOf.all({ status, endedBefore, afterId, limit, workflow })
+          ).map((r) => r.id),
     trees: (rootIds) => (rootIds.length === 0 ? [] : trees.all(JSON.stringify(rootIds)).map((r) => ({ ...r, status: r.status as InstanceStatus }))),
     // One writer at a time: whoever runs this transaction holds every instance already.
     tryLock: (ids) => [...ids],

@@ -3,9 +3,11 @@
  * `json_each` parameter. Each must walk the list and seek each instance by its rowid: a plan that
  * walks the instance table, or an index of it, once a batch makes a prune's cost grow with the
  * file (90,000 of 100,000 instances took 268 s to prune when the ended instances' mark walked
- * `instance_status` and scanned the list for every row; 0.8 s for 36,000 once it did not). Real
- * file, migrated by the engine, the plans SQLite itself chooses (EXPLAIN QUERY PLAN), with and
- * without the statistics ANALYZE leaves.
+ * `instance_status` and scanned the list for every row; 0.8 s for 36,000 once it did not). A
+ * batch's candidates walk the status's index from the cursor (after ANALYZE SQLite chose the
+ * whole table by rowid), and a rule with nothing old enough walks nothing. Real file, migrated by
+ * the engine, the plans SQLite itself chooses (EXPLAIN QUERY PLAN), with and without the
+ * statistics ANALYZE leaves.
  */
 import path from 'node:path';
 import type Database from 'better-sqlite3';
@@ -70,6 +72,57 @@ describe('retention on SQLite: the id lists drive every plan', () => {
       if (analyzed) raw.exec('ANALYZE');
       const walks = statements.map((sql) => ({ sql: sql.replace(/\s+/g, ' ').slice(0, 80), walks: instanceWalks(raw, sql) })).filter((s) => s.walks.length > 0);
       expect(walks, analyzed ? 'after ANALYZE' : 'without statistics').toEqual([]);
+      // And a batch's candidates walk the status's index from the cursor, never the table by rowid
+      const candidates = retentionStatements(raw).filter((sql) => /ORDER BY i\.id LIMIT @limit/.test(sql));
+      expect(candidates).toHaveLength(2);
+      for (const sql of candidates) {
+        const plan = raw.prepare(`EXPLAIN QUERY PLAN ${sql}`).all({ status: 'COMPLETED', endedBefore: 3000, afterId: 0, limit: 500, workflow: 'w' }) as { detail: string }[];
+        expect(plan.map((r) => r.detail)).toContain('SEARCH i USING INDEX instance_status (status=? AND id>?)');
+      }
     }
+  });
+
+  it('a rule with nothing ended before its cutoff walks nothing: one seek answers it', async () => {
+    const dir = tempDir();
+    cleanup = dir.cleanup;
+    storage = openSqliteStorage(path.join(dir.dir, 'runnel.db'));
+    const raw = storage.db.raw;
+    await storage.write((q) => {
+      const wf = q.workflows.insert({ name: 'w', version: 1, dslJson: '{"name":"w","nodes":[],"edges":[]}', hash: 'h', now: 1000, nodes: [] });
+      for (let k = 0; k < 50; k++) q.instances.insert({ workflowId: wf, status: 'PENDING', variablesJson: '{}', now: 1000, deadlineAt: null, businessKey: null });
+    });
+    raw.prepare(`UPDATE instance SET status = 'COMPLETED', ended_at = 2000 + id`).run();
+    const retention = createRetentionQueries(raw);
+    // Which statements run (their SQL), while `fn` runs
+    const ran = (fn: () => unknown): { result: unknown; sql: string[] } => {
+      const proto = Object.getPrototypeOf(raw.prepare('SELECT 1')) as Record<string, (...a: unknown[]) => unknown>;
+      const originals = { all: proto.all!, get: proto.get! };
+      const sql: string[] = [];
+      for (const m of ['all', 'get'] as const)
+        proto[m] = function (this: { source: string }, ...a: unknown[]) {
+          sql.push(this.source);
+          return originals[m].apply(this, a);
+        };
+      try {
+        return { result: fn(), sql };
+      } finally {
+        Object.assign(proto, originals);
+      }
+    };
+    const walked = (sql: string[]) => sql.filter((q) => q.includes('INDEXED BY instance_status'));
+    // When no instance ended before the cutoff
+    const none = ran(() => retention.candidates({ status: 'COMPLETED', endedBefore: 2000, afterId: 0, limit: 500 }));
+    // Then nothing is walked, and nothing is answered
+    expect(none.result).toEqual([]);
+    expect(walked(none.sql)).toEqual([]);
+    expect(none.sql).toHaveLength(1);
+    // When ten did, the batch walks and answers exactly those ten, oldest id first
+    const ten = ran(() => retention.candidates({ status: 'COMPLETED', endedBefore: 2011, afterId: 0, limit: 500 }));
+    expect(ten.result).toEqual(Array.from({ length: 10 }, (_, k) => k + 1));
+    expect(walked(ten.sql)).toHaveLength(1);
+    // And a later batch of the pass (a cursor past 0) walks from its cursor with no second check
+    const later = ran(() => retention.candidates({ status: 'COMPLETED', endedBefore: 2011, afterId: 5, limit: 500 }));
+    expect(later.result).toEqual([6, 7, 8, 9, 10]);
+    expect(later.sql).toHaveLength(1);
   });
 });
