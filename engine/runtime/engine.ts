@@ -729,9 +729,13 @@ export class Engine {
     if (this.worker.inflightCount > 0 || this.worker.hasPendingOutcomes) return false;
     // Work of workflows this process cannot run (a node type only another process registers) is
     // not ours to wait for.
-    const versions = await this.storage.read.workflowsWithWork(this.clock.now());
-    for (const id of versions) if (await this.canRun(id)) return false;
-    return true;
+    const except: number[] = [];
+    for (;;) {
+      const id = await this.storage.read.workflowWithWork(this.clock.now(), except);
+      if (id === undefined) return true;
+      if (await this.canRun(id)) return false;
+      except.push(id);
+    }
   }
 
   /** Whether this process has every node type workflow version `id` uses. */

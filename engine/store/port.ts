@@ -309,8 +309,12 @@ export interface ReadModel {
   nextScheduleDue(): Promise<number | null>;
   /** Unpaused schedules due at `now`, earliest first, at most `limit`. */
   dueSchedules(now: number, limit: number): Promise<WorkflowScheduleRow[]>;
-  /** Workflow versions with work: run, timer or compensation rows, or any row due at `now`. */
-  workflowsWithWork(now: number): Promise<number[]>;
+  /**
+   * A workflow version with work, other than those of `except`: a run, timer or compensation row,
+   * or any row due at `now`; undefined when none. The first row found answers (no walk over the
+   * whole queue: an idle check polls it while a worker runs).
+   */
+  workflowWithWork(now: number, except: readonly number[]): Promise<number | undefined>;
 }
 
 /** The age buckets of {@link ReadModel.instanceAges}: under a day, a week, 30 days, and older. */

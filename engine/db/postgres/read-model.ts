@@ -329,14 +329,16 @@ export function createPostgresReadModel(db: PgQueryable): Omit<ReadModel, FeedRe
     workflowVersions: (name) => readWorkflowVersions(db, name),
     workflowById: (id) => readWorkflowById(db, id),
     nextDue: async () => (await rowOf<{ at: number | null }>(db, `SELECT min(next_run_at) AS at FROM schedule`))?.at ?? null,
-    workflowsWithWork: async (now) =>
+    workflowWithWork: async (now, except) =>
       (
-        await rowsOf<{ id: number }>(
+        await rowOf<{ id: number }>(
           db,
-          `SELECT DISTINCT i.workflow_id AS id FROM schedule s JOIN instance i ON i.id = s.instance_id
-            WHERE s.paused_ms IS NULL AND (s.kind IN ('run', 'timer', 'compensate') OR s.next_run_at <= $1) ORDER BY 1`,
-          [now],
+          `SELECT i.workflow_id AS id FROM schedule s JOIN instance i ON i.id = s.instance_id
+            WHERE s.paused_ms IS NULL AND (s.kind IN ('run', 'timer', 'compensate') OR s.next_run_at <= $1)
+              AND i.workflow_id <> ALL($2::bigint[])
+            LIMIT 1`,
+          [now, except],
         )
-      ).map((r) => r.id),
+      )?.id,
   };
 }

@@ -159,9 +159,13 @@ export function createReadModel(db: Database.Database, workflows: SqliteWorkflow
     `SELECT id FROM instance INDEXED BY instance_status WHERE status IN ('WAITING', 'SUSPENDED') ORDER BY created_at, id LIMIT 1`,
   );
   const nextDue = db.prepare<[], { at: number | null }>(`SELECT min(next_run_at) AS at FROM schedule`);
-  const withWork = db.prepare<[number], { id: number }>(
-    `SELECT DISTINCT i.workflow_id AS id FROM schedule s JOIN instance i ON i.id = s.instance_id
-      WHERE s.paused_ms IS NULL AND (s.kind IN ('run', 'timer', 'compensate') OR s.next_run_at <= ?)`,
+  // The first row of work found answers: DISTINCT over the whole queue walked every schedule row
+  // (30 ms and more at 100,000 rows) at every poll of an idle check.
+  const withWork = db.prepare<[number, string], { id: number }>(
+    `SELECT i.workflow_id AS id FROM schedule s CROSS JOIN instance i ON i.id = s.instance_id
+      WHERE s.paused_ms IS NULL AND (s.kind IN ('run', 'timer', 'compensate') OR s.next_run_at <= ?)
+        AND i.workflow_id NOT IN (SELECT value FROM json_each(?))
+      LIMIT 1`,
   );
   // Statements built from a filter's shape, prepared once per shape.
   const statements = new Map<string, Database.Statement<unknown[], unknown>>();
@@ -371,6 +375,6 @@ export function createReadModel(db: Database.Database, workflows: SqliteWorkflow
     workflowVersions: async (name) => workflows.versions(name),
     workflowById: async (id) => workflows.byId(id),
     nextDue: async () => nextDue.get()?.at ?? null,
-    workflowsWithWork: async (now) => withWork.all(now).map((r) => r.id),
+    workflowWithWork: async (now, except) => withWork.get(now, JSON.stringify(except))?.id,
   };
 }
