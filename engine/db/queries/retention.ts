@@ -34,22 +34,34 @@ export function createRetentionQueries(db: Database.Database): RetentionQueries 
   // A batch walks the status's ended instances by id from the cursor (INDEXED BY: with ANALYZE's
   // statistics SQLite chose a walk of the whole table by rowid instead, 14 ms a batch behind
   // 100,000 live instances).
-  const candidatesAll = db.prepare<[{ status: string; endedBefore: number; afterId: number; limit: number }], { id: number }>(
+  const candidatesAll = db.prepare<[{ status: string; endedBefore: number; afterId: number; upToId: number; limit: number }], { id: number }>(
     `SELECT i.id FROM instance i INDEXED BY instance_status
-      WHERE i.status = @status AND i.id > @afterId AND i.parent_id IS NULL AND i.ended_at < @endedBefore
+      WHERE i.status = @status AND i.id > @afterId AND i.id <= @upToId AND i.parent_id IS NULL AND i.ended_at < @endedBefore
       ORDER BY i.id LIMIT @limit`,
   );
-  const candidatesOf = db.prepare<[{ status: string; endedBefore: number; afterId: number; limit: number; workflow: string }], { id: number }>(
+  const candidatesOf = db.prepare<[{ status: string; endedBefore: number; afterId: number; upToId: number; limit: number; workflow: string }], { id: number }>(
     `SELECT i.id FROM instance i INDEXED BY instance_status
-      WHERE i.status = @status AND i.id > @afterId AND i.parent_id IS NULL AND i.ended_at < @endedBefore
+      WHERE i.status = @status AND i.id > @afterId AND i.id <= @upToId AND i.parent_id IS NULL AND i.ended_at < @endedBefore
         AND i.workflow_id IN (SELECT w.id FROM workflow w WHERE w.name = @workflow)
       ORDER BY i.id LIMIT @limit`,
   );
-  // Whether any instance of the status ended before the cutoff (one seek on instance_ended): a pass
-  // with nothing old enough, the usual one, then walks nothing.
-  const anyEnded = db.prepare<[number, string], number>(
-    `SELECT 1 FROM instance INDEXED BY instance_ended WHERE ended_at < ? AND status = ? LIMIT 1`,
+  // The newest instance of the status that ended before the cutoff (a walk of instance_ended over
+  // the old enough only): the batches of a pass walk the status's ids up to it, not on through
+  // every younger ended instance; none (the usual pass, every minute in the worker, inside a write
+  // transaction) and the pass walks nothing. Taken at a pass's first batch (cursor 0) and kept for
+  // its next ones: an instance ending meanwhile ends after the cutoff.
+  const newestEnded = db.prepare<[number, string], number | null>(
+    `SELECT max(id) FROM instance INDEXED BY instance_ended WHERE ended_at < ? AND status = ?`,
   ).pluck();
+  const newest = new Map<string, number | null>();
+  const upToOf = (status: string, endedBefore: number, afterId: number): number | null => {
+    const key = `${status} ${endedBefore}`;
+    if (afterId === 0 || !newest.has(key)) {
+      if (newest.size > 16) newest.clear();
+      newest.set(key, newestEnded.get(endedBefore, status) ?? null);
+    }
+    return newest.get(key) ?? null;
+  };
   const trees = db.prepare<[string], TreeMember>(
     `WITH RECURSIVE t(id, root) AS (
         SELECT i.id, i.id FROM json_each(?) j CROSS JOIN instance i ON i.id = j.value
@@ -91,13 +103,15 @@ export function createRetentionQueries(db: Database.Database): RetentionQueries 
       WHERE w.version = (SELECT max(x.version) FROM workflow x WHERE x.name = w.name) ORDER BY w.name`,
   );
   return {
-    candidates: ({ status, endedBefore, workflow, afterId, limit }) =>
-      afterId === 0 && anyEnded.get(endedBefore, status) === undefined
-        ? []
-        : (workflow === undefined
-            ? candidatesAll.all({ status, endedBefore, afterId, limit })
-            : candidatesOf.all({ status, endedBefore, afterId, limit, workflow })
-          ).map((r) => r.id),
+    candidates: ({ status, endedBefore, workflow, afterId, limit }) => {
+      const upToId = upToOf(status, endedBefore, afterId);
+      if (upToId === null || upToId <= afterId) return [];
+      return (
+        workflow === undefined
+          ? candidatesAll.all({ status, endedBefore, afterId, upToId, limit })
+          : candidatesOf.all({ status, endedBefore, afterId, upToId, limit, workflow })
+      ).map((r) => r.id);
+    },
     trees: (rootIds) => (rootIds.length === 0 ? [] : trees.all(JSON.stringify(rootIds)).map((r) => ({ ...r, status: r.status as InstanceStatus }))),
     // One writer at a time: whoever runs this transaction holds every instance already.
     tryLock: (ids) => [...ids],

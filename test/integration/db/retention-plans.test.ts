@@ -72,17 +72,17 @@ describe('retention on SQLite: the id lists drive every plan', () => {
       if (analyzed) raw.exec('ANALYZE');
       const walks = statements.map((sql) => ({ sql: sql.replace(/\s+/g, ' ').slice(0, 80), walks: instanceWalks(raw, sql) })).filter((s) => s.walks.length > 0);
       expect(walks, analyzed ? 'after ANALYZE' : 'without statistics').toEqual([]);
-      // And a batch's candidates walk the status's index from the cursor, never the table by rowid
+      // And a batch's candidates walk the status's index from the cursor up to the newest old enough, never the table by rowid
       const candidates = retentionStatements(raw).filter((sql) => /ORDER BY i\.id LIMIT @limit/.test(sql));
       expect(candidates).toHaveLength(2);
       for (const sql of candidates) {
-        const plan = raw.prepare(`EXPLAIN QUERY PLAN ${sql}`).all({ status: 'COMPLETED', endedBefore: 3000, afterId: 0, limit: 500, workflow: 'w' }) as { detail: string }[];
-        expect(plan.map((r) => r.detail)).toContain('SEARCH i USING INDEX instance_status (status=? AND id>?)');
+        const plan = raw.prepare(`EXPLAIN QUERY PLAN ${sql}`).all({ status: 'COMPLETED', endedBefore: 3000, afterId: 0, upToId: 300, limit: 500, workflow: 'w' }) as { detail: string }[];
+        expect(plan.map((r) => r.detail)).toContain('SEARCH i USING INDEX instance_status (status=? AND id>? AND id<?)');
       }
     }
   });
 
-  it('a rule with nothing ended before its cutoff walks nothing: one seek answers it', async () => {
+  it('a rule walks only up to its newest instance old enough, and nothing when none is: one look-up answers it', async () => {
     const dir = tempDir();
     cleanup = dir.cleanup;
     storage = openSqliteStorage(path.join(dir.dir, 'runnel.db'));
@@ -120,9 +120,12 @@ describe('retention on SQLite: the id lists drive every plan', () => {
     const ten = ran(() => retention.candidates({ status: 'COMPLETED', endedBefore: 2011, afterId: 0, limit: 500 }));
     expect(ten.result).toEqual(Array.from({ length: 10 }, (_, k) => k + 1));
     expect(walked(ten.sql)).toHaveLength(1);
-    // And a later batch of the pass (a cursor past 0) walks from its cursor with no second check
+    // And a later batch of the pass (a cursor past 0) walks from its cursor with no second look-up
     const later = ran(() => retention.candidates({ status: 'COMPLETED', endedBefore: 2011, afterId: 5, limit: 500 }));
     expect(later.result).toEqual([6, 7, 8, 9, 10]);
     expect(later.sql).toHaveLength(1);
+    // And the pass's last batch, its cursor at the newest old enough, walks nothing (the forty younger are not read)
+    const last = ran(() => retention.candidates({ status: 'COMPLETED', endedBefore: 2011, afterId: 10, limit: 500 }));
+    expect(last).toEqual({ result: [], sql: [] });
   });
 });
