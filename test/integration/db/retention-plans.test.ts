@@ -50,19 +50,25 @@ describe('retention on SQLite: the id lists drive every plan', () => {
     cleanup?.();
   });
 
-  it('no statement taking an id list walks the instances: one rowid seek per listed id', async () => {
+  /** A fresh file with `n` instances of workflow `w` (ids 1…n), each with its `instance.created` entry; answers its connection. */
+  async function fileWith(n: number): Promise<Database.Database> {
     const dir = tempDir();
     cleanup = dir.cleanup;
-    storage = openSqliteStorage(path.join(dir.dir, 'runnel.db'));
-    const raw = storage.db.raw;
-    // A file with ended instances, children among them (the trees' walk), before and after ANALYZE
-    await storage.write((q) => {
+    const s = openSqliteStorage(path.join(dir.dir, 'runnel.db'));
+    storage = s;
+    await s.write((q) => {
       const wf = q.workflows.insert({ name: 'w', version: 1, dslJson: '{"name":"w","nodes":[],"edges":[]}', hash: 'h', now: 1000, nodes: [] });
-      for (let k = 0; k < 300; k++) {
+      for (let k = 0; k < n; k++) {
         const id = q.instances.insert({ workflowId: wf, status: 'PENDING', variablesJson: '{}', now: 1000, deadlineAt: null, businessKey: null });
         q.history.append({ instanceId: id, nodeId: null, type: 'instance.created', at: 1000 });
       }
     });
+    return s.db.raw;
+  }
+
+  it('no statement taking an id list walks the instances: one rowid seek per listed id', async () => {
+    // A file with ended instances, children among them (the trees' walk), before and after ANALYZE
+    const raw = await fileWith(300);
     raw.prepare(`UPDATE instance SET status = 'COMPLETED', ended_at = 2000`).run();
     raw.prepare(`UPDATE instance SET parent_id = id - 1 WHERE id % 3 = 0`).run();
     const statements = retentionStatements(raw).filter((sql) => sql.includes('json_each'));
@@ -83,14 +89,7 @@ describe('retention on SQLite: the id lists drive every plan', () => {
   });
 
   it('a rule walks only up to its newest instance old enough, and nothing when none is: one look-up answers it', async () => {
-    const dir = tempDir();
-    cleanup = dir.cleanup;
-    storage = openSqliteStorage(path.join(dir.dir, 'runnel.db'));
-    const raw = storage.db.raw;
-    await storage.write((q) => {
-      const wf = q.workflows.insert({ name: 'w', version: 1, dslJson: '{"name":"w","nodes":[],"edges":[]}', hash: 'h', now: 1000, nodes: [] });
-      for (let k = 0; k < 50; k++) q.instances.insert({ workflowId: wf, status: 'PENDING', variablesJson: '{}', now: 1000, deadlineAt: null, businessKey: null });
-    });
+    const raw = await fileWith(50);
     raw.prepare(`UPDATE instance SET status = 'COMPLETED', ended_at = 2000 + id`).run();
     const retention = createRetentionQueries(raw);
     // Which statements run (their SQL), while `fn` runs
