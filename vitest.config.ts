@@ -106,14 +106,21 @@ export default defineConfig({
       { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
       // The integration tests include PostgreSQL's (test/integration/postgres/): one throwaway
       // cluster per run (test/helpers/pg-global-setup.ts; RUNNEL_TEST_PG_URL names a server instead).
-      { extends: true, test: { name: 'integration', include: ['test/integration/**/*.test.ts'], globalSetup: ['test/helpers/pg-global-setup.ts'] } },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          globalSetup: ['test/helpers/pg-global-setup.ts', 'test/helpers/children-global-setup.ts'],
+        },
+      },
       {
         extends: true,
         test: {
           name: 'integration-pg',
           include: PG_CONFORMANCE,
           env: { ...CHECKS, RUNNEL_TEST_BACKEND: 'postgres' },
-          globalSetup: ['test/helpers/pg-global-setup.ts'],
+          globalSetup: ['test/helpers/pg-global-setup.ts', 'test/helpers/children-global-setup.ts'],
         },
       },
       { extends: true, test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], globalSetup: ['test/helpers/pg-global-setup.ts'] } },

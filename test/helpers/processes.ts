@@ -64,12 +64,17 @@ const alive = new Set<Child>();
 /**
  * Runs `node --import tsx <script> ...args` from the repository root with `env` added to this
  * process's environment (RUNNEL_FAULTS removed unless given), in the network namespace `netns`
- * when given (root only).
+ * when given (root only). The worker script runs from the run's bundle of it instead when the
+ * test projects' global setup built one (RUNNEL_TEST_WORKER_BUNDLE: children-global-setup.ts).
  */
 export function spawnScript(script: string, args: string[] = [], env: Record<string, string> = {}, netns?: string): Child {
   const base: NodeJS.ProcessEnv = { ...process.env };
   delete base.RUNNEL_FAULTS;
-  const argv = [process.execPath, '--import', 'tsx', script, ...args];
+  const bundle = script === WORKER_ENTRY ? process.env.RUNNEL_TEST_WORKER_BUNDLE : undefined;
+  const argv =
+    bundle !== undefined && bundle !== ''
+      ? [process.execPath, bundle, ...args]
+      : [process.execPath, '--import', 'tsx', script, ...args];
   // `ip netns exec` execs the command in the namespace: the child's pid is the node process's own.
   const [command, ...rest] = netns === undefined ? argv : ['ip', 'netns', 'exec', netns, ...argv];
   const child = spawn(command as string, rest, {
