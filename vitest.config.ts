@@ -123,7 +123,14 @@ export default defineConfig({
           globalSetup: ['test/helpers/pg-global-setup.ts', 'test/helpers/children-global-setup.ts'],
         },
       },
-      { extends: true, test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], globalSetup: ['test/helpers/pg-global-setup.ts'] } },
+      {
+        extends: true,
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts'],
+          globalSetup: ['test/helpers/pg-global-setup.ts', 'test/helpers/renderer-global-setup.ts'],
+        },
+      },
     ],
   },
 });

@@ -9,13 +9,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { build } from 'vite';
 import type { Result } from '../../engine/api/contract';
 import { createDefaultRegistry } from '../../engine/nodes/registry';
 import { SqliteEngine } from '../../engine/runtime/engine';
 import { register as registerPipelineNodes } from '../../examples/pipeline-nodes';
 import { chromiumPath } from '../../scripts/chromium';
 import { startServer, type RunningServer } from '../../server/index';
+import { rendererFor } from './renderer-build';
 
 /** The repository root. */
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -61,10 +61,8 @@ export interface DesignerAppOptions {
  */
 export async function startDesignerApp(options: DesignerAppOptions = {}): Promise<DesignerApp> {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'runnel-designer-'));
-  const rendererDir = path.join(work, 'renderer');
   // RUNNEL_E2E_NO_MINIFY=1 keeps names readable for a profile.
-  const minify = process.env.RUNNEL_E2E_NO_MINIFY !== '1';
-  await build({ configFile: path.join(ROOT, 'renderer/vite.config.ts'), logLevel: 'warn', build: { outDir: rendererDir, emptyOutDir: true, sourcemap: false, minify } });
+  const rendererDir = await rendererFor(work);
   const registry = createDefaultRegistry();
   registerPipelineNodes(registry);
   const engine = SqliteEngine.open(path.join(work, 'runnel.db'), { registry, pollIntervalMs: 10 });

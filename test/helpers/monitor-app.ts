@@ -8,10 +8,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
-import { build } from 'vite';
 import { Engine, type EngineOptions, SqliteEngine } from '../../engine/runtime/engine';
 import { chromiumPath } from '../../scripts/chromium';
 import { startServer, type RunningServer } from '../../server/index';
+import { rendererFor } from './renderer-build';
 
 /** The repository's root. */
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -19,6 +19,8 @@ export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** A running monitor: engine, host, browser page (on a SQLite file unless opened with {@link MonitorAppOptions.database}). */
 export interface MonitorApp<E extends Engine = SqliteEngine> {
   work: string;
+  /** The built renderer the host serves (test/helpers/renderer-build.ts). */
+  rendererDir: string;
   engine: E;
   server: RunningServer;
   context: BrowserContext;
@@ -66,12 +68,7 @@ async function launch<E extends Engine>(
   given?: string,
 ): Promise<MonitorApp<E>> {
   const work = given ?? fs.mkdtempSync(path.join(os.tmpdir(), 'runnel-monitor-e2e-'));
-  const rendererDir = path.join(work, 'renderer');
-  await build({
-    configFile: path.join(ROOT, 'renderer/vite.config.ts'),
-    logLevel: 'warn',
-    build: { outDir: rendererDir, emptyOutDir: true, sourcemap: false },
-  });
+  const rendererDir = await rendererFor(work);
   for (const file of options.workflows ?? [])
     await engine.deploy(JSON.parse(fs.readFileSync(path.join(ROOT, file), 'utf8')));
   await options.prepare?.(engine);
@@ -104,6 +101,7 @@ async function launch<E extends Engine>(
   await page.evaluate(() => ((globalThis as unknown as { __noReload: boolean }).__noReload = true));
   return {
     work,
+    rendererDir,
     engine,
     server,
     context,

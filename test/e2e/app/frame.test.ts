@@ -6,7 +6,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteEngine } from '../../../engine/runtime/engine';
 import { createDefaultRegistry } from '../../../engine/nodes/registry';
@@ -14,6 +13,7 @@ import { register as registerPipelineNodes } from '../../../examples/pipeline-no
 import { openStartPanel } from '../../helpers/monitor-app';
 import { chromiumPath } from '../../../scripts/chromium';
 import { startServer, type RunningServer } from '../../../server/index';
+import { rendererFor } from '../../helpers/renderer-build';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 const EXAMPLES = ['csv-pipeline', 'ota-upgrade', 'purchase-approval'];
@@ -73,8 +73,7 @@ async function watchStatus(id: number, until: string, timeoutMs = 20_000): Promi
 
 beforeAll(async () => {
   work = fs.mkdtempSync(path.join(os.tmpdir(), 'runnel-e2e-'));
-  const rendererDir = path.join(work, 'renderer');
-  await build({ configFile: path.join(root, 'renderer/vite.config.ts'), logLevel: 'warn', build: { outDir: rendererDir, emptyOutDir: true, sourcemap: false } });
+  const rendererDir = await rendererFor(work);
 
   const registry = createDefaultRegistry();
   registerPipelineNodes(registry);

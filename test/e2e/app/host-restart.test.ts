@@ -8,7 +8,6 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import type { Output } from '../../../engine/api/contract';
 import { startServer, type RunningServer } from '../../../server/index';
 import { notReloaded, startMonitorApp, waitText, waitUntil, type MonitorApp } from '../../helpers/monitor-app';
-import path from 'node:path';
 
 let app: MonitorApp;
 /** The host serving now (the helper's first one is closed by the first restart). */
@@ -21,7 +20,7 @@ async function restart(token = host.token, gapMs = 0): Promise<void> {
   const port = host.port;
   await host.close();
   if (gapMs > 0) await new Promise((r) => setTimeout(r, gapMs));
-  host = await startServer({ engine: app.engine, rendererDir: path.join(app.work, 'renderer'), port, token, eventIntervalMs: 50 });
+  host = await startServer({ engine: app.engine, rendererDir: app.rendererDir, port, token, eventIntervalMs: 50 });
 }
 
 /** A contract call to the host serving now. */
@@ -62,7 +61,7 @@ describe('when the browser host goes away', () => {
     // (whatever fails below, the next tests get a host again)
     const down = host;
     onTestFinished(async () => {
-      if (host === down) host = await startServer({ engine: app.engine, rendererDir: path.join(app.work, 'renderer'), port, token: down.token, eventIntervalMs: 50 });
+      if (host === down) host = await startServer({ engine: app.engine, rendererDir: app.rendererDir, port, token: down.token, eventIntervalMs: 50 });
     });
     // then one banner says so, and a Refresh adds no toast to it
     await page.getByTestId('connection-banner').waitFor({ timeout: 15_000 });
@@ -75,7 +74,7 @@ describe('when the browser host goes away', () => {
 
     // when, meanwhile, an instance is made, and the host starts again with the same token
     const during = await app.engine.start('quick');
-    host = await startServer({ engine: app.engine, rendererDir: path.join(app.work, 'renderer'), port, token: host.token, eventIntervalMs: 50 });
+    host = await startServer({ engine: app.engine, rendererDir: app.rendererDir, port, token: host.token, eventIntervalMs: 50 });
     // then the tab is back without a reload: the banner goes, the data is reloaded …
     await page.getByTestId('connection-reconnected').waitFor({ timeout: 15_000 });
     expect(await page.getByTestId('connection-banner').count()).toBe(0);
