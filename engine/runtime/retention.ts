@@ -12,7 +12,7 @@ import { EngineError } from '../errors';
 import type { StorageBackend, WriteQueries } from '../store/port';
 import type { PurgeCounts } from '../store/queries';
 import { MAX_RETENTION_DAYS, RetentionSchema } from '../dsl/schema';
-import { addPurge, noPurge, pruneBatch, type EndedStatus, type PruneRule } from './state-machine/retention';
+import { addPurge, noPurge, pruneBatch, startCursors, type EndedStatus, type PruneRule, type RuleCursor } from './state-machine/retention';
 
 /** One day, ms. */
 export const DAY_MS = 86_400_000;
@@ -140,6 +140,7 @@ export function keepAfter(q: WriteQueries, given: number | undefined): number | 
  * the event loop (and, on SQLite, an incremental vacuum inside the batch's transaction).
  *
  * @throws EngineError INVALID_INPUT (a negative or non-finite `olderThanMs`, a `batchSize` below 1);
+ *   NOT_FOUND (`workflow` names no deployed workflow);
  *   the storage's errors (DATABASE_BUSY, DATABASE_READONLY, …) — batches committed before stay deleted.
  */
 export async function runPrune(
@@ -151,13 +152,16 @@ export async function runPrune(
   }
   const batchSize = o.batchSize ?? DEFAULT_RETENTION_BATCH;
   if (!Number.isInteger(batchSize) || batchSize < 1) throw new EngineError('INVALID_INPUT', `batchSize must be a whole number of 1 or more, got ${batchSize}`, { details: { field: 'batchSize' } });
+  if (o.workflow !== undefined && (await storage.read.workflowVersion(o.workflow)) === undefined) {
+    throw new EngineError('NOT_FOUND', `workflow "${o.workflow}" does not exist`, { details: { field: 'workflow' } });
+  }
   const start = o.now();
   const rules: PruneRule[] =
     o.olderThanMs !== undefined
       ? (['COMPLETED', 'FAILED', 'CANCELLED'] as const).map((status) => ({ status, endedBefore: start - (o.olderThanMs as number), ...(o.workflow === undefined ? {} : { workflow: o.workflow }) }))
       : policyRules(await storage.write((q) => q.retention.workflowDefinitions()), o.defaults, start).filter((r) => o.workflow === undefined || r.workflow === o.workflow);
   const report: PruneReport = { deleted: noPurge(), byStatus: { COMPLETED: 0, FAILED: 0, CANCELLED: 0 }, heldBack: 0, heldForHistory: 0, batches: 0, dryRun: o.dryRun === true };
-  let cursors = rules.map(() => 0);
+  let cursors = startCursors(rules);
   for (;;) {
     const r = await storage.write((q) => {
       const keep = keepAfter(q, o.keepHistoryAfter);
@@ -191,7 +195,7 @@ export async function runPrune(
  */
 export class RetentionPass {
   private rules: PruneRule[] | undefined;
-  private cursors: number[] = [];
+  private cursors: RuleCursor[] = [];
 
   constructor(
     private readonly storage: StorageBackend,
@@ -206,7 +210,7 @@ export class RetentionPass {
     if (this.rules === undefined) {
       const defs = await this.storage.write((q) => q.retention.workflowDefinitions());
       this.rules = policyRules(defs, this.o.defaults, this.o.now());
-      this.cursors = this.rules.map(() => 0);
+      this.cursors = startCursors(this.rules);
     }
     const rules = this.rules;
     const cursors = this.cursors;

@@ -434,11 +434,17 @@ export interface PurgeCounts {
 /** Ended instances, found and deleted with everything they own (retention, prune, delete by id). */
 export interface RetentionQueries {
   /**
-   * Ids of ended root instances (no parent) with `status`, ended before `endedBefore` (epoch ms),
-   * of workflow `workflow` (any version; every workflow when omitted), with id > `afterId`,
-   * lowest id first, at most `limit`.
+   * The highest id of an instance with `status` that ended before `endedBefore` (epoch ms), child
+   * or root, of any workflow; null when none did. A pass's walk of the status stops there
+   * ({@link candidates}' `upToId`): every instance past it ended later.
    */
-  candidates(p: { status: 'COMPLETED' | 'FAILED' | 'CANCELLED'; endedBefore: number; workflow?: string; afterId: number; limit: number }): number[];
+  newestEnded(p: { status: 'COMPLETED' | 'FAILED' | 'CANCELLED'; endedBefore: number }): number | null;
+  /**
+   * Ids of ended root instances (no parent) with `status`, ended before `endedBefore` (epoch ms),
+   * of workflow `workflow` (any version; every workflow when omitted), with `afterId` < id <=
+   * `upToId`, lowest id first, at most `limit`.
+   */
+  candidates(p: { status: 'COMPLETED' | 'FAILED' | 'CANCELLED'; endedBefore: number; workflow?: string; afterId: number; upToId: number; limit: number }): number[];
   /** The instances `rootIds` (that exist) and all their descendants (by `parent_id`), each with its root, status and last history id. */
   trees(rootIds: readonly number[]): TreeMember[];
   /**

@@ -45,23 +45,11 @@ export function createRetentionQueries(db: Database.Database): RetentionQueries 
         AND i.workflow_id IN (SELECT w.id FROM workflow w WHERE w.name = @workflow)
       ORDER BY i.id LIMIT @limit`,
   );
-  // The newest instance of the status that ended before the cutoff (a walk of instance_ended over
-  // the old enough only): the batches of a pass walk the status's ids up to it, not on through
-  // every younger ended instance; none (the usual pass, every minute in the worker, inside a write
-  // transaction) and the pass walks nothing. Taken at a pass's first batch (cursor 0) and kept for
-  // its next ones: an instance ending meanwhile ends after the cutoff.
+  // The newest instance of the status that ended before the cutoff: a walk of instance_ended over
+  // the old enough only (none, the usual pass every minute, walks nothing).
   const newestEnded = db.prepare<[number, string], number | null>(
     `SELECT max(id) FROM instance INDEXED BY instance_ended WHERE ended_at < ? AND status = ?`,
   ).pluck();
-  const newest = new Map<string, number | null>();
-  const upToOf = (status: string, endedBefore: number, afterId: number): number | null => {
-    const key = `${status} ${endedBefore}`;
-    if (afterId === 0 || !newest.has(key)) {
-      if (newest.size > 16) newest.clear();
-      newest.set(key, newestEnded.get(endedBefore, status) ?? null);
-    }
-    return newest.get(key) ?? null;
-  };
   const trees = db.prepare<[string], TreeMember>(
     `WITH RECURSIVE t(id, root) AS (
         SELECT i.id, i.id FROM json_each(?) j CROSS JOIN instance i ON i.id = j.value
@@ -103,9 +91,9 @@ export function createRetentionQueries(db: Database.Database): RetentionQueries 
       WHERE w.version = (SELECT max(x.version) FROM workflow x WHERE x.name = w.name) ORDER BY w.name`,
   );
   return {
-    candidates: ({ status, endedBefore, workflow, afterId, limit }) => {
-      const upToId = upToOf(status, endedBefore, afterId);
-      if (upToId === null || upToId <= afterId) return [];
+    newestEnded: ({ status, endedBefore }) => newestEnded.get(endedBefore, status) ?? null,
+    candidates: ({ status, endedBefore, workflow, afterId, upToId, limit }) => {
+      if (upToId <= afterId) return [];
       return (
         workflow === undefined
           ? candidatesAll.all({ status, endedBefore, afterId, upToId, limit })

@@ -25,11 +25,28 @@ export interface PruneRule {
   workflow?: string;
 }
 
+/**
+ * Where a pass stands in one rule's walk: ids up to `afterId` looked at already; `upToId`, the
+ * newest instance old enough ({@link RetentionQueries.newestEnded}, 0 when none), looked up by
+ * the rule's first batch and carried to its next ones (each may be a transaction of its own): an
+ * instance ending meanwhile ends after the rule's cutoff, so the walk never goes past it.
+ */
+export interface RuleCursor {
+  afterId: number;
+  /** Unset until the rule's first batch. */
+  upToId?: number;
+}
+
+/** The cursors a pass over `rules` starts from. */
+export function startCursors(rules: readonly PruneRule[]): RuleCursor[] {
+  return rules.map(() => ({ afterId: 0 }));
+}
+
 /** What one batch of a prune is asked to do. */
 export interface PruneBatchInput {
   rules: readonly PruneRule[];
-  /** Per rule, the highest root id already looked at (0 at the start of a pass). */
-  cursors: readonly number[];
+  /** Per rule, where the pass stands ({@link startCursors} at its start). */
+  cursors: readonly RuleCursor[];
   /** Root instances looked at in this batch, at most (their descendants come along). */
   limit: number;
   /** Keep (and count as held back) trees that own any history row with an id above this. */
@@ -49,7 +66,7 @@ export interface PruneBatchResult {
   /** Of those, the ones kept for their history only (`keepHistoryAfter`). */
   heldForHistory: number;
   /** The cursors to give the next batch. */
-  cursors: number[];
+  cursors: RuleCursor[];
   /** Every rule ran out of candidates: the pass is over. */
   done: boolean;
 }
@@ -92,9 +109,11 @@ export function pruneBatch(q: Queries, input: PruneBatchInput): PruneBatchResult
       done = false;
       break;
     }
-    const ids = q.retention.candidates({ ...rule, afterId: cursors[i] ?? 0, limit: want });
+    const at = cursors[i] ?? { afterId: 0 };
+    const upToId = at.upToId ?? q.retention.newestEnded({ status: rule.status, endedBefore: rule.endedBefore }) ?? 0;
+    const ids = q.retention.candidates({ ...rule, afterId: at.afterId, upToId, limit: want });
     roots.push(...ids);
-    if (ids.length > 0) cursors[i] = ids[ids.length - 1] as number;
+    cursors[i] = { afterId: ids.length > 0 ? (ids[ids.length - 1] as number) : at.afterId, upToId };
     if (ids.length === want) done = false;
   }
   const byStatus: Record<EndedStatus, number> = { COMPLETED: 0, FAILED: 0, CANCELLED: 0 };

@@ -5,7 +5,8 @@
  * file (90,000 of 100,000 instances took 268 s to prune when the ended instances' mark walked
  * `instance_status` and scanned the list for every row; 0.8 s for 36,000 once it did not). A
  * batch's candidates walk the status's index from the cursor (after ANALYZE SQLite chose the
- * whole table by rowid), and a rule with nothing old enough walks nothing. Real file, migrated by
+ * whole table by rowid) up to the newest instance old enough, which the pass looks up once and
+ * carries in its cursors; a rule with nothing old enough walks nothing. Real file, migrated by
  * the engine, the plans SQLite itself chooses (EXPLAIN QUERY PLAN), with and without the
  * statistics ANALYZE leaves.
  */
@@ -14,6 +15,7 @@ import type Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openSqliteStorage, type SqliteStorage } from '../../../engine/db/sqlite-storage';
 import { createRetentionQueries } from '../../../engine/db/queries/retention';
+import { pruneBatch, startCursors, type PruneRule, type RuleCursor } from '../../../engine/runtime/state-machine/retention';
 import { tempDir } from '../../helpers/temp-engine';
 
 /** The SQL of every statement `createRetentionQueries` prepares on `raw`. */
@@ -88,12 +90,12 @@ describe('retention on SQLite: the id lists drive every plan', () => {
     }
   });
 
-  it('a rule walks only up to its newest instance old enough, and nothing when none is: one look-up answers it', async () => {
+  it('a pass walks a rule only up to its newest instance old enough, looked up once by its first batch; none old enough walks nothing', async () => {
     const raw = await fileWith(50);
     raw.prepare(`UPDATE instance SET status = 'COMPLETED', ended_at = 2000 + id`).run();
-    const retention = createRetentionQueries(raw);
+    const s = storage as SqliteStorage;
     // Which statements run (their SQL), while `fn` runs
-    const ran = (fn: () => unknown): { result: unknown; sql: string[] } => {
+    const ran = async <T>(fn: () => Promise<T>): Promise<{ result: T; sql: string[] }> => {
       const proto = Object.getPrototypeOf(raw.prepare('SELECT 1')) as Record<string, (...a: unknown[]) => unknown>;
       const originals = { all: proto.all!, get: proto.get! };
       const sql: string[] = [];
@@ -103,28 +105,39 @@ describe('retention on SQLite: the id lists drive every plan', () => {
           return originals[m].apply(this, a);
         };
       try {
-        return { result: fn(), sql };
+        return { result: await fn(), sql };
       } finally {
         Object.assign(proto, originals);
       }
     };
-    const walked = (sql: string[]) => sql.filter((q) => q.includes('INDEXED BY instance_status'));
-    // When no instance ended before the cutoff
-    const none = ran(() => retention.candidates({ status: 'COMPLETED', endedBefore: 2000, afterId: 0, limit: 500 }));
-    // Then nothing is walked, and nothing is answered
-    expect(none.result).toEqual([]);
-    expect(walked(none.sql)).toEqual([]);
-    expect(none.sql).toHaveLength(1);
-    // When ten did, the batch walks and answers exactly those ten, oldest id first
-    const ten = ran(() => retention.candidates({ status: 'COMPLETED', endedBefore: 2011, afterId: 0, limit: 500 }));
-    expect(ten.result).toEqual(Array.from({ length: 10 }, (_, k) => k + 1));
-    expect(walked(ten.sql)).toHaveLength(1);
-    // And a later batch of the pass (a cursor past 0) walks from its cursor with no second look-up
-    const later = ran(() => retention.candidates({ status: 'COMPLETED', endedBefore: 2011, afterId: 5, limit: 500 }));
-    expect(later.result).toEqual([6, 7, 8, 9, 10]);
-    expect(later.sql).toHaveLength(1);
-    // And the pass's last batch, its cursor at the newest old enough, walks nothing (the forty younger are not read)
-    const last = ran(() => retention.candidates({ status: 'COMPLETED', endedBefore: 2011, afterId: 10, limit: 500 }));
-    expect(last).toEqual({ result: [], sql: [] });
+    const lookUps = (sql: string[]) => sql.filter((q) => q.includes('INDEXED BY instance_ended')).length;
+    const walks = (sql: string[]) => sql.filter((q) => q.includes('INDEXED BY instance_status')).length;
+    /** A dry pass of one rule in batches of 4 (each its own transaction): each batch's candidates, cursor and statements. */
+    const pass = async (endedBefore: number) => {
+      const rules: PruneRule[] = [{ status: 'COMPLETED', endedBefore }];
+      let cursors = startCursors(rules);
+      const batches: { roots: number; cursor: RuleCursor; done: boolean; lookUps: number; walks: number }[] = [];
+      for (let guard = 0; guard < 20; guard++) {
+        const { result, sql } = await ran(() => s.write((q) => pruneBatch(q, { rules, cursors, limit: 4, dryRun: true })));
+        batches.push({ roots: result.byStatus.COMPLETED, cursor: result.cursors[0] as RuleCursor, done: result.done, lookUps: lookUps(sql), walks: walks(sql) });
+        cursors = result.cursors;
+        if (result.done) break;
+      }
+      return batches;
+    };
+    // When no instance ended before the cutoff: one look-up, no walk, the pass is over
+    expect(await pass(2000)).toEqual([{ roots: 0, cursor: { afterId: 0, upToId: 0 }, done: true, lookUps: 1, walks: 0 }]);
+    // When ten did (ids 1…10 of 50): the first batch looks up id 10, every batch walks from its
+    // cursor up to it, and the last stops there (the forty younger are never read)
+    expect(await pass(2011)).toEqual([
+      { roots: 4, cursor: { afterId: 4, upToId: 10 }, done: false, lookUps: 1, walks: 1 },
+      { roots: 4, cursor: { afterId: 8, upToId: 10 }, done: false, lookUps: 0, walks: 1 },
+      { roots: 2, cursor: { afterId: 10, upToId: 10 }, done: true, lookUps: 0, walks: 1 },
+    ]);
+    // And at the queries: a cursor at its bound runs no statement at all
+    const retention = createRetentionQueries(raw);
+    expect(await ran(async () => retention.candidates({ status: 'COMPLETED', endedBefore: 2011, afterId: 10, upToId: 10, limit: 500 }))).toEqual({ result: [], sql: [] });
+    expect(retention.newestEnded({ status: 'COMPLETED', endedBefore: 2011 })).toBe(10);
+    expect(retention.newestEnded({ status: 'FAILED', endedBefore: 9999 })).toBeNull();
   });
 });

@@ -14,11 +14,13 @@ import { ENDED_SQL } from '../../queries/retention';
 import { instanceLockKeys, type PgTx } from './context';
 
 const CANDIDATES_ALL = `SELECT i.id FROM instance i
-  WHERE i.status = $1 AND i.id > $2 AND i.parent_id IS NULL AND i.ended_at < $3 ORDER BY i.id LIMIT $4`;
+  WHERE i.status = $1 AND i.id > $2 AND i.id <= $5 AND i.parent_id IS NULL AND i.ended_at < $3 ORDER BY i.id LIMIT $4`;
 const CANDIDATES_OF = `SELECT i.id FROM instance i
-  WHERE i.status = $1 AND i.id > $2 AND i.parent_id IS NULL AND i.ended_at < $3
-    AND i.workflow_id IN (SELECT w.id FROM workflow w WHERE w.name = $5)
+  WHERE i.status = $1 AND i.id > $2 AND i.id <= $5 AND i.parent_id IS NULL AND i.ended_at < $3
+    AND i.workflow_id IN (SELECT w.id FROM workflow w WHERE w.name = $6)
   ORDER BY i.id LIMIT $4`;
+/** The newest instance of a status ended before a time: instance_ended's range of the old enough. */
+const NEWEST_ENDED = `SELECT max(id) AS id FROM instance WHERE ended_at IS NOT NULL AND ended_at < $1 AND status = $2`;
 const TREES = `WITH RECURSIVE t(id, root) AS (
     SELECT i.id, i.id FROM instance i WHERE i.id = ANY($1::bigint[])
     UNION ALL
@@ -59,11 +61,14 @@ const NONE: PurgeCounts = { instances: 0, nodeStates: 0, schedule: 0, deadLetter
 /** {@link RetentionQueries} over the transaction `tx`. */
 export function createRetentionQueries(tx: PgTx): RetentionQueries {
   return {
-    candidates: ({ status, endedBefore, workflow, afterId, limit }) =>
-      (workflow === undefined
-        ? tx.run<{ id: number }>(CANDIDATES_ALL, [status, afterId, endedBefore, limit])
-        : tx.run<{ id: number }>(CANDIDATES_OF, [status, afterId, endedBefore, limit, workflow])
-      ).rows.map((r) => r.id),
+    newestEnded: ({ status, endedBefore }) => tx.run<{ id: number | null }>(NEWEST_ENDED, [endedBefore, status]).rows[0]?.id ?? null,
+    candidates: ({ status, endedBefore, workflow, afterId, upToId, limit }) =>
+      upToId <= afterId
+        ? []
+        : (workflow === undefined
+            ? tx.run<{ id: number }>(CANDIDATES_ALL, [status, afterId, endedBefore, limit, upToId])
+            : tx.run<{ id: number }>(CANDIDATES_OF, [status, afterId, endedBefore, limit, upToId, workflow])
+          ).rows.map((r) => r.id),
     trees: (rootIds) => (rootIds.length === 0 ? [] : tx.run<TreeMember>(TREES, [rootIds]).rows),
     tryLock: (ids) => {
       if (ids.length === 0) return [];
