@@ -343,8 +343,9 @@ export const contract = {
    * Sends an event to a live instance (by id, or by its business key when exactly one live
    * instance has it): recorded in its history, and taken by the `event` node waiting for that name
    * (and key), or kept until one reaches it. `consumedBy` is that node, or null (kept).
-   * NOT_FOUND; INVALID_STATE for an ended instance; INVALID_INPUT when the business key names
-   * none or several live instances, or the data is above the size limit.
+   * NOT_FOUND (no such id, no instance with the business key); INVALID_STATE for an ended
+   * instance (by business key: only ended instances have it); INVALID_INPUT when the business key
+   * names several live instances, or the data is above the size limit.
    */
   'instance:signal': {
     input: z

@@ -6,7 +6,7 @@
  * | 0 | COMPLETED, or success of a command that runs no instance |
  * | 1 | FAILED or CANCELLED (and unexpected engine errors; a database busy, full or unreachable: DATABASE_BUSY, DATABASE_FULL, DATABASE_UNAVAILABLE); `check` found a violation |
  * | 2 | a user error: bad usage, a `backup` destination that exists without `--force`, an invalid workflow, bad variables, an input file that is not a regular UTF-8 file within the size limit, a missing, empty, corrupt or read-only database (a PostgreSQL database the server does not have: NOT_FOUND), an unwritable `-o` file, an unknown id, an action the instance's state refuses |
- * | 3 | SUSPENDED, or waiting for a person (an approval) |
+ * | 3 | SUSPENDED, or waiting for what only outside can give: a person (an approval) or an event (`signal`) |
  * | 130 | interrupted (Ctrl-C): the worker stopped cleanly and released its claims |
  */
 import { EngineError } from '../errors';

@@ -205,9 +205,10 @@ export interface SignalOptions {
  * must have it): recorded, and taken by the `event` node waiting for it or kept until one does
  * (state-machine/signal.ts).
  *
- * @throws EngineError NOT_FOUND; INVALID_STATE (the instance has ended); INVALID_INPUT (no id
- *   nor business key, a business key of none or several live instances, data nested too deep or
- *   above the size limit).
+ * @throws EngineError NOT_FOUND (no such id, no instance with the business key); INVALID_STATE
+ *   (the instance has ended; by business key: only ended instances have it); INVALID_INPUT (no id
+ *   nor business key, a business key of several live instances, data nested too deep or above
+ *   the size limit).
  */
 export async function signal(ctx: RuntimeContext, target: { id?: number; businessKey?: string }, o: SignalOptions): Promise<SendResult & { instanceId: number }> {
   const data = o.data === undefined ? null : o.data;
@@ -219,10 +220,16 @@ export async function signal(ctx: RuntimeContext, target: { id?: number; busines
   if (instanceId === undefined) {
     const key = target.businessKey;
     if (key === undefined) throw new EngineError('INVALID_INPUT', 'give the instance id or its business key');
-    const live = await ctx.storage.read.listInstances({ businessKey: key, status: ['PENDING', 'RUNNING', 'WAITING', 'SUSPENDED', 'COMPENSATING'], limit: 2 });
-    if (live.length === 0) throw new EngineError('NOT_FOUND', `no live instance has business key ${JSON.stringify(key)}`);
+    const live = await ctx.storage.read.listInstances({ businessKey: key, status: ['PENDING', 'RUNNING', 'WAITING', 'SUSPENDED', 'COMPENSATING'], limit: 3 });
+    if (live.length === 0) {
+      // As a signal by id to an ended instance: INVALID_STATE, naming the newest one with the key.
+      const [ended] = await ctx.storage.read.listInstances({ businessKey: key, limit: 1 });
+      if (ended) throw new EngineError('INVALID_STATE', `instance ${ended.id} (business key ${JSON.stringify(key)}) has ended (${ended.status}): no live instance has that key`);
+      throw new EngineError('NOT_FOUND', `no instance has business key ${JSON.stringify(key)}`);
+    }
     if (live.length > 1) {
-      throw new EngineError('INVALID_INPUT', `businessKey: several live instances have business key ${JSON.stringify(key)} (${live.map((i) => i.id).join(', ')}, …): give the instance id`);
+      const ids = live.slice(0, 2).map((i) => i.id).join(', ');
+      throw new EngineError('INVALID_INPUT', `businessKey: several live instances have business key ${JSON.stringify(key)} (${ids}${live.length > 2 ? ', …' : ''}): give the instance id`);
     }
     instanceId = (live[0] as { id: number }).id;
   }

@@ -53,6 +53,14 @@ describe('runnel prune and runnel delete', () => {
     expect((await runCli('prune', '--retention-completed-days', '0', '--workflow', 'quick', '--db', db)).stdout).toContain('deleted 3 instances');
   });
 
+  it('an unknown --workflow is NOT_FOUND, exit 2, with or without --older-than and --dry-run', async () => {
+    for (const extra of [[], ['--older-than', '0d'], ['--dry-run']]) {
+      const r = await runCli('prune', '--workflow', 'nosuch', ...extra, '--db', db);
+      expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ code: 2, stdout: '', stderr: 'error: NOT_FOUND: workflow "nosuch" does not exist\n' });
+    }
+    expect(parseJson<unknown[]>(await runCli('list', '--db', db, '--json'))).toHaveLength(4);
+  });
+
   it('prints a progress line only when something is deleted; the summary always', async () => {
     // Given nothing old enough (the default policies keep 30 days)
     // When pruned, a dry run too

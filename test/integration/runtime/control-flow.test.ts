@@ -244,6 +244,21 @@ describe('control flow', () => {
     // An ended instance refuses events.
     await expect(engine.signal({ id: early }, { event: 'payment' })).rejects.toMatchObject({ code: 'INVALID_STATE' });
     await expect(engine.signal({ businessKey: 'nobody' }, { event: 'payment' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    // By business key as by id: a key only ended instances have is INVALID_STATE, naming the newest.
+    await expect(engine.signal({ businessKey: 'order-1' }, { event: 'payment' })).rejects.toMatchObject({
+      code: 'INVALID_STATE',
+      message: `instance ${late} (business key "order-1") has ended (COMPLETED): no live instance has that key`,
+    });
+    // Two live instances with one key: both named, no ellipsis; a third adds one.
+    const twins = [await engine.start('pay', { variables: { order: 'o-3' }, businessKey: 'twin' }), await engine.start('pay', { variables: { order: 'o-3' }, businessKey: 'twin' })];
+    await expect(engine.signal({ businessKey: 'twin' }, { event: 'payment' })).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+      message: `businessKey: several live instances have business key "twin" (${twins[1]}, ${twins[0]}): give the instance id`,
+    });
+    const third = await engine.start('pay', { variables: { order: 'o-3' }, businessKey: 'twin' });
+    await expect(engine.signal({ businessKey: 'twin' }, { event: 'payment' })).rejects.toMatchObject({
+      message: `businessKey: several live instances have business key "twin" (${third}, ${twins[1]}, …): give the instance id`,
+    });
   });
 
   it('an event sent after its node\'s time limit passed (before the timeout fired) is kept, not reported taken', async () => {
