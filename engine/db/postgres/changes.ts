@@ -29,7 +29,7 @@ import type pg from 'pg';
 import { EngineError } from '../../errors';
 import type { ChangePage, ReadModel } from '../../store/port';
 import { CHANGE_COLUMNS, toChangeConsumer, toChangePage, type ChangeRow, type ConsumerRow } from '../queries/changes';
-import { rowOf, rowsOf } from './pg-read';
+import { rowsOf } from './pg-read';
 
 /**
  * The change feed's lock (the single-bigint advisory key space, apart from the two-int keys of
@@ -57,18 +57,25 @@ export const FEED_LOCK_TIMEOUT_MS = 2000;
  * The feed's safe head on `client` (see the module doc): the highest history id below which no
  * transaction can still commit.
  *
+ * The lock, the head and the commit go as one query text (one round trip), so that the server
+ * lets go of the lock without waiting for this process. Sent statement by statement, a read
+ * granted the lock waited for this thread to send its next statement, while this thread could be
+ * blocked in a write transaction of its own storage (its statements run synchronously on the
+ * bridge thread: ./bridge.ts) whose first statement waited for that lock: neither moved until a
+ * lock timeout, seconds of stalled writes in a host serving the change stream.
+ *
  * @param waitMs how long to wait for the write transactions running now, ms.
  * @throws EngineError DATABASE_BUSY when write transactions held the lock past `waitMs`.
  */
 export async function safeHead(client: pg.ClientBase, waitMs = FEED_LOCK_TIMEOUT_MS): Promise<number> {
-  await client.query('BEGIN');
+  const text = `BEGIN; SET LOCAL lock_timeout = ${Math.max(1, Math.floor(waitMs))}; SELECT pg_advisory_xact_lock(${FEED_LOCK_KEY}); ${POSTGRES_HEAD}; COMMIT`;
   try {
-    await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.floor(waitMs))}`);
-    await client.query(`SELECT pg_advisory_xact_lock(${FEED_LOCK_KEY})`);
-    const head = (await rowOf<{ head: number }>(client, POSTGRES_HEAD))?.head ?? 0;
-    await client.query('COMMIT');
-    return head;
+    // A multi-statement text answers one result per statement: the head is the fourth.
+    const results = (await client.query(text)) as unknown as pg.QueryResult<{ head: number | string }>[];
+    const head = results[3]?.rows[0]?.head;
+    return head === undefined ? 0 : Number(head);
   } catch (err) {
+    // A failed statement leaves the rest of the text unrun and the transaction open, aborted.
     await client.query('ROLLBACK').catch(() => undefined);
     if ((err as { code?: string }).code === '55P03') {
       throw new EngineError('DATABASE_BUSY', `the change feed waited ${waitMs} ms for running write transactions; read again`, {

@@ -7,8 +7,12 @@
  * commit; it waits, and once the held transaction ends answers the held id and the later ones in
  * order, so a reader resuming after any answered cursor skips nothing. A held transaction that
  * rolls back leaves a gap, never a skip. A read that waits longer than its storage's `feedWaitMs`
- * fails DATABASE_BUSY instead of answering past an unfinished transaction.
+ * fails DATABASE_BUSY instead of answering past an unfinished transaction. A read granted the lock
+ * finishes without its process (one query text): a write transaction of the same process whose
+ * thread is blocked meanwhile goes on.
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
@@ -148,5 +152,33 @@ describe('change feed on PostgreSQL: the cursor against out-of-order commits', (
     const ids = page.entries.map((e) => e.cursor);
     expect(ids).toEqual([...ids].sort((x, y) => x - y));
     expect(page.entries.filter((e) => e.type === 'test.held')).toHaveLength(1);
+  });
+
+  it('a read granted the lock needs nothing more of its process: a write transaction of that process, blocked meanwhile, goes on', async () => {
+    // given: a storage whose write transactions wait 3 s for a lock at most and are not run again
+    // after (DATABASE_BUSY), and another process's write transaction holding the feed's lock
+    const storage = openPostgresStorage(db.url, { feedWaitMs: 60_000, busyTimeoutMs: 3000, txRetries: 0 });
+    opened.push(storage);
+    const gate = path.join(temp.dir, 'gate');
+    const { child, heldId } = await holdWriter(gate);
+    // when: a feed read of this process queues for the lock
+    const reading = storage.read.changes({ after: 0, limit: 1000 });
+    await waitFor(async () => (await feedLocks()).some((l) => l.mode === 'ExclusiveLock' && !l.granted), 30_000, 'the read waiting on the feed lock');
+    // and this process's own write transaction starts, its thread blocked until its first statement gets the
+    // lock (queued behind the read), while another process lets the held writer go 200 ms later
+    const releaser = spawn(process.execPath, ['-e', `setTimeout(() => require('node:fs').writeFileSync(${JSON.stringify(gate)}, ''), 200)`], { stdio: 'ignore' });
+    const released = once(releaser, 'exit');
+    const written = await storage.write((q) => q.history.append({ instanceId: null, nodeId: null, type: 'test.after', at: Date.now(), data: null }));
+    // then: the write committed (a read that held the lock until this thread sent its next statement
+    // would have kept it waiting until its lock timeout: DATABASE_BUSY), after the read's head
+    const page = await reading;
+    await child.exited;
+    await released;
+    expect(child.stdout()).toContain('COMMITTED');
+    expect(page.entries.map((e) => e.type)).toContain('test.held');
+    expect(page.head).toBeGreaterThanOrEqual(heldId);
+    expect(written).toBeGreaterThan(heldId);
+    expect((await storage.read.changes({ after: page.cursor, limit: 1000 })).entries.map((e) => [e.cursor, e.type])).toEqual([[written, 'test.after']]);
+    expect(await feedLocks()).toEqual([]);
   });
 });
