@@ -246,10 +246,23 @@ export interface ScheduleQueries {
   releaseLeases(p: { owner: string; now: number }): void;
 }
 
+/** A node of a new instance ({@link NodeQueries.insertAll}): PENDING (`pendingIn` > 0), READY, or RUNNING with attempt 1. */
+export interface NewNode {
+  nodeId: string;
+  status: 'PENDING' | 'READY' | 'RUNNING';
+  attemptLimit: number;
+  pendingIn: number;
+}
+
 /** Per-node state (`node_state`). */
 export interface NodeQueries {
   /** A node of a new instance: PENDING (`pendingIn` > 0), READY, or RUNNING with attempt 1 started at `now`. */
   insert(p: { instanceId: number; nodeId: string; status: 'PENDING' | 'READY' | 'RUNNING'; attemptLimit: number; pendingIn: number; now: number }): void;
+  /**
+   * The nodes of a new instance, each as {@link insert} stores it, in as few statements as the
+   * backend can (SQLite: one multi-row INSERT per 32 nodes).
+   */
+  insertAll(p: { instanceId: number; now: number; nodes: readonly NewNode[] }): void;
   get(instanceId: number, nodeId: string): NodeRow | undefined;
   /** Every node of an instance. */
   all(instanceId: number): NodeRow[];

@@ -13,7 +13,7 @@
  * state against the stored one (RUNNEL_CHECK_STATE_RECORD=1, engine/db/sqlite-storage.ts).
  */
 import type { SerializedError } from '../errors';
-import type { InstanceQueries, NodeQueries, Pins, Suspension } from './queries';
+import type { InstanceQueries, NewNode, NodeQueries, Pins, Suspension } from './queries';
 import type { InstanceStatus } from '../vocabulary';
 import {
   decodeStatus,
@@ -72,19 +72,25 @@ const started = (s: Snapshot, nodeId: string, now: number): void =>
   node(s, nodeId, (o) => ({ s: 'R', a: n(o.a) + 1, b: now - s.createdAt, w: null }));
 
 /** The effects of {@link NodeQueries}' writes (engine/db/queries/nodes.ts). */
+/** A node inserted (NodeQueries.insert, insertAll): its fields as the row starts. */
+function inserted(s: Snapshot, now: number, { nodeId, status, attemptLimit, pendingIn }: NewNode): void {
+  const running = status === 'RUNNING';
+  s.nodes[nodeId] = withFields(
+    {},
+    {
+      s: encodeStatus(status),
+      a: running ? 1 : 0,
+      l: attemptLimit,
+      i: pendingIn,
+      b: running ? now - s.createdAt : null,
+    },
+  );
+}
+
 const NODE_EFFECTS: Effects<NodeQueries, NodeReads> = {
-  insert: (s, { nodeId, status, attemptLimit, pendingIn, now }) => {
-    const running = status === 'RUNNING';
-    s.nodes[nodeId] = withFields(
-      {},
-      {
-        s: encodeStatus(status),
-        a: running ? 1 : 0,
-        l: attemptLimit,
-        i: pendingIn,
-        b: running ? now - s.createdAt : null,
-      },
-    );
+  insert: (s, p) => inserted(s, p.now, p),
+  insertAll: (s, { now, nodes }) => {
+    for (const p of nodes) inserted(s, now, p);
   },
   startAttempt: (s, { nodeId, now }) => started(s, nodeId, now),
   startReadyAttempt: (s, { nodeId, now }, r) => {

@@ -47,11 +47,26 @@ export function toNodeRow(r: RawNode, instanceId: number): NodeRow {
   };
 }
 
+/** Nodes per statement of `insertAll` (7 parameters each, far below SQLite's limit of 32,766). */
+const INSERT_CHUNK = 32;
+
 /** Prepares {@link NodeQueries} on `db`. */
 export function createNodeQueries(db: Database.Database): NodeQueries {
   const insert = db.prepare<[number, string, string, number, number, number, number | null]>(
     `INSERT INTO node_state (instance_id, node_id, status, attempt, attempt_limit, pending_in, started_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
   );
+  // insertAll: one statement per chunk of up to INSERT_CHUNK nodes, prepared once per row count.
+  const inserts = new Map<number, Database.Statement<unknown[]>>();
+  const insertOf = (rows: number): Database.Statement<unknown[]> => {
+    let st = inserts.get(rows);
+    if (st === undefined) {
+      st = db.prepare<unknown[]>(
+        `INSERT INTO node_state (instance_id, node_id, status, attempt, attempt_limit, pending_in, started_at) VALUES ${Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
+      );
+      inserts.set(rows, st);
+    }
+    return st;
+  };
   const get = db.prepare<[number, string], RawNode>(`SELECT ${COLS} FROM node_state WHERE instance_id = ? AND node_id = ?`);
   const all = db.prepare<[number], RawNode>(`SELECT ${COLS} FROM node_state WHERE instance_id = ?`);
   const open = db.prepare<[number], { nodeId: string; status: NodeStatus }>(
@@ -133,6 +148,17 @@ export function createNodeQueries(db: Database.Database): NodeQueries {
     insert: ({ instanceId, nodeId, status, attemptLimit, pendingIn, now }) => {
       const running = status === 'RUNNING';
       insert.run(instanceId, nodeId, status, running ? 1 : 0, attemptLimit, pendingIn, running ? now : null);
+    },
+    insertAll: ({ instanceId, now, nodes }) => {
+      for (let from = 0; from < nodes.length; from += INSERT_CHUNK) {
+        const chunk = nodes.slice(from, from + INSERT_CHUNK);
+        const params: unknown[] = [];
+        for (const { nodeId, status, attemptLimit, pendingIn } of chunk) {
+          const running = status === 'RUNNING';
+          params.push(instanceId, nodeId, status, running ? 1 : 0, attemptLimit, pendingIn, running ? now : null);
+        }
+        insertOf(chunk.length).run(...params);
+      }
     },
     get: (instanceId, nodeId) => {
       const r = get.get(instanceId, nodeId);

@@ -5,7 +5,7 @@
 import { EngineError, type SerializedError } from '../../errors';
 import { isTerminal, startsNothing } from '../../vocabulary';
 import type { CompiledWorkflow } from '../compiled';
-import { concurrencyKey, PARKED_AT, type InstanceHead, type Pins, type Suspension } from '../../store/queries';
+import { concurrencyKey, PARKED_AT, type InstanceHead, type NewNode, type Pins, type Suspension } from '../../store/queries';
 import { canDispatch, testMark, type InstanceRef, type Tx } from './tx';
 import { continueCompensation } from './compensation';
 import { cancelChildren, childEnded } from './children';
@@ -74,20 +74,25 @@ export function createInstance(tx: Tx, wf: CompiledWorkflow, variablesJson: stri
     test,
     ...(options.pins === undefined ? {} : { pinsJson: JSON.stringify(options.pins) }),
   });
-  const started: string[] = [];
+  // Every node's row in one statement: entry nodes RUNNING while the dispatch has free slots
+  // (taken below, with their schedule rows), else READY; the others PENDING.
+  const nodes: NewNode[] = [];
+  let free = dispatch() && tx.dispatch !== undefined ? tx.dispatch.slots : 0;
   for (const n of wf.nodes.values()) {
-    if (n.incoming.length > 0) {
-      q.nodes.insert({ instanceId: id, nodeId: n.id, status: 'PENDING', attemptLimit: n.retry.maxAttempts, pendingIn: n.incoming.length, now });
-    } else if (dispatch() && tx.dispatch !== undefined) {
+    const status = n.incoming.length > 0 ? 'PENDING' : free-- > 0 ? 'RUNNING' : 'READY';
+    nodes.push({ nodeId: n.id, status, attemptLimit: n.retry.maxAttempts, pendingIn: n.incoming.length });
+  }
+  q.nodes.insertAll({ instanceId: id, now, nodes });
+  const started: string[] = [];
+  for (const n of nodes) {
+    if (n.status === 'RUNNING' && tx.dispatch !== undefined) {
       const d = tx.dispatch;
-      q.nodes.insert({ instanceId: id, nodeId: n.id, status: 'RUNNING', attemptLimit: n.retry.maxAttempts, pendingIn: 0, now });
-      const scheduleId = q.schedule.insertLeased({ instanceId: id, nodeId: n.id, owner: d.owner, leaseUntil: d.leaseUntil, now });
+      const scheduleId = q.schedule.insertLeased({ instanceId: id, nodeId: n.nodeId, owner: d.owner, leaseUntil: d.leaseUntil, now });
       d.slots--;
-      d.claims.push({ scheduleId, version: 1, instanceId: id, workflowId: wf.id, nodeId: n.id, attempt: 1, attemptLimit: n.retry.maxAttempts });
-      started.push(n.id);
-    } else {
-      q.nodes.insert({ instanceId: id, nodeId: n.id, status: 'READY', attemptLimit: n.retry.maxAttempts, pendingIn: 0, now });
-      q.schedule.insert({ instanceId: id, nodeId: n.id, kind: 'run', at: held ? PARKED_AT : now, retryCount: 0, now });
+      d.claims.push({ scheduleId, version: 1, instanceId: id, workflowId: wf.id, nodeId: n.nodeId, attempt: 1, attemptLimit: n.attemptLimit });
+      started.push(n.nodeId);
+    } else if (n.status === 'READY') {
+      q.schedule.insert({ instanceId: id, nodeId: n.nodeId, kind: 'run', at: held ? PARKED_AT : now, retryCount: 0, now });
     }
   }
   if (deadlineAt !== null) q.schedule.insert({ instanceId: id, nodeId: null, kind: 'deadline', at: deadlineAt, retryCount: 0, now });

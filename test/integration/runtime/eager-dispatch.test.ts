@@ -103,6 +103,53 @@ describe('eager dispatch', () => {
     expect((await engine.getInstance(id)).status).toBe('COMPLETED');
   });
 
+  it('a start with fewer free slots than entry nodes: that many start RUNNING, leased, the rest READY, the others PENDING (70 nodes)', async () => {
+    // given: a worker running with 3 slots whose handlers wait until let go
+    const release: (() => void)[] = [];
+    let letGo = false;
+    const held: NodeType<Record<string, never>> = {
+      type: 'held',
+      title: 'Held',
+      description: 'Completes when the test lets it go',
+      icon: 'clock',
+      group: 'Test',
+      configSchema: z.strictObject({}),
+      execute: () => (letGo ? Promise.resolve({ output: null }) : new Promise((resolve) => release.push(() => resolve({ output: null })))),
+    };
+    ctx = tempEngine({ registry: createDefaultRegistry().register(held), concurrency: 3 });
+    const { engine } = ctx;
+    // 40 entry nodes, each followed by one of 30 nodes (more than one statement's worth of node rows)
+    await engine.deploy({
+      name: 'wide',
+      nodes: [
+        ...Array.from({ length: 40 }, (_, i) => ({ id: `e${i}`, type: 'held', config: {} })),
+        ...Array.from({ length: 30 }, (_, i) => ({ id: `j${i}`, type: 'pass', config: {}, join: 'all' })),
+      ],
+      edges: Array.from({ length: 40 }, (_, i) => ({ from: `e${i}`, to: `j${i % 30}` })),
+    });
+    engine.startWorker();
+    // when: an instance starts
+    const id = await engine.start('wide', {});
+    // then: every node has its row; 3 entry nodes started in the start's own transaction, leased
+    const num = (nodeId: string) => Number(nodeId.slice(1));
+    const rows = (await rowsIn<{ node_id: string; status: string; attempt: number; pending_in: number }>(
+      ctx.file, `SELECT node_id, status, attempt, pending_in FROM node_state WHERE instance_id = ?`, [id])).sort((a, b) => num(a.node_id) - num(b.node_id));
+    expect(rows).toHaveLength(70);
+    const byStatus = (st: string) => rows.filter((r) => r.status === st);
+    expect(byStatus('RUNNING').map((r) => [r.node_id, r.attempt])).toEqual([['e0', 1], ['e1', 1], ['e2', 1]]);
+    expect(byStatus('READY').map((r) => r.node_id)).toEqual(Array.from({ length: 37 }, (_, i) => `e${i + 3}`));
+    expect(byStatus('PENDING').map((r) => [r.node_id, r.pending_in])).toEqual(Array.from({ length: 30 }, (_, i) => [`j${i}`, i < 10 ? 2 : 1]));
+    const leased = await rowsIn<{ node_id: string; lease_owner: string | null }>(ctx.file, `SELECT node_id, lease_owner FROM schedule WHERE instance_id = ? ORDER BY id`, [id]);
+    expect(leased.filter((r) => r.lease_owner === engine.owner).map((r) => r.node_id).sort()).toEqual(['e0', 'e1', 'e2']);
+    expect(leased).toHaveLength(40);
+    // and: let go, every node runs and the instance completes
+    letGo = true;
+    for (const r of release.splice(0)) r();
+    await engine.stopWorker();
+    await engine.runUntil(() => engine.isSettled(id), 20_000);
+    expect((await engine.getInstance(id)).status).toBe('COMPLETED');
+  });
+
   it('takes a start back when a later outcome of the same turn fails the instance: the node never ran', async () => {
     ctx = tempEngine({ registry: createDefaultRegistry().register(failNow) });
     const { engine } = ctx;

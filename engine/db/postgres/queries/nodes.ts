@@ -83,6 +83,14 @@ export function createNodeQueries(tx: PgTx): NodeQueries {
       tx.lockInstance(instanceId);
       tx.exec(INSERT, [instanceId, nodeId, status, running ? 1 : 0, attemptLimit, pendingIn, running ? now : null]);
     },
+    insertAll: ({ instanceId, now, nodes }) => {
+      // Each is queued with the others (no answer read): one hop for them all.
+      tx.lockInstance(instanceId);
+      for (const { nodeId, status, attemptLimit, pendingIn } of nodes) {
+        const running = status === 'RUNNING';
+        tx.exec(INSERT, [instanceId, nodeId, status, running ? 1 : 0, attemptLimit, pendingIn, running ? now : null]);
+      }
+    },
     get: (instanceId, nodeId) => {
       const r = rows<RawNode>(GET, instanceId, nodeId)[0];
       return r === undefined ? undefined : toNodeRow(r, instanceId);
