@@ -4,7 +4,7 @@
  * fails after its retries stops the chain there and SUSPENDs the instance.
  */
 import type { SerializedError } from '../../errors';
-import { testMark, type InstanceRef, type Tx } from './tx';
+import { testMark, unschedule, type InstanceRef, type Tx } from './tx';
 import { suspend } from './instance';
 import { instanceEnded } from './instance';
 
@@ -27,7 +27,7 @@ export function continueCompensation(tx: Tx, instanceId: number): void {
   }
   const end = inst.endStatus ?? 'FAILED';
   q.instances.end({ id: instanceId, status: end, now });
-  q.schedule.deleteForInstance(instanceId);
+  unschedule(tx, instanceId);
   q.history.append({ instanceId, nodeId: null, type: end === 'FAILED' ? 'instance.failed' : 'instance.cancelled', at: now });
   tx.events.push({ type: 'instance.finished', instanceId, status: end, ...testMark(inst) });
   instanceEnded(tx, inst, end);

@@ -6,7 +6,7 @@ import { EngineError, type SerializedError } from '../../errors';
 import { isTerminal, startsNothing } from '../../vocabulary';
 import type { CompiledWorkflow } from '../compiled';
 import { concurrencyKey, PARKED_AT, type InstanceHead, type NewNode, type Pins, type Suspension } from '../../store/queries';
-import { canDispatch, testMark, type InstanceRef, type Tx } from './tx';
+import { canDispatch, testMark, unschedule, type InstanceRef, type Tx } from './tx';
 import { continueCompensation } from './compensation';
 import { cancelChildren, childEnded } from './children';
 import { admits, releaseSlot } from './concurrency';
@@ -134,7 +134,7 @@ export function settle(tx: Tx, instanceId: number, current?: InstanceHead): void
   const { open, active } = q.nodes.openCounts(instanceId);
   if (open === 0) {
     q.instances.end({ id: instanceId, status: 'COMPLETED', now });
-    q.schedule.deleteForInstance(instanceId);
+    unschedule(tx, instanceId);
     q.history.append({ instanceId, nodeId: null, type: 'instance.completed', at: now });
     tx.events.push({ type: 'instance.finished', instanceId, status: 'COMPLETED', ...testMark(inst) });
     instanceEnded(tx, inst, 'COMPLETED');
@@ -217,7 +217,7 @@ export function cancelInstance(tx: Tx, instanceId: number, compensate: boolean, 
   const mark = head === undefined ? undefined : testMark(head);
   // A paused instance is cancelled too: its compensations must run.
   q.instances.unpause({ id: instanceId, now });
-  q.schedule.deleteForInstance(instanceId);
+  unschedule(tx, instanceId);
   for (const n of q.nodes.open(instanceId)) {
     q.nodes.setStatus({ instanceId, nodeId: n.nodeId, status: 'CANCELLED' });
     tx.events.push({ type: 'node.changed', instanceId, nodeId: n.nodeId, status: 'CANCELLED', ...mark });

@@ -9,7 +9,7 @@ import { EngineError } from '../../errors';
 import { isTerminal } from '../../vocabulary';
 import { PARKED_AT, type InstanceRow } from '../../store/queries';
 import type { SettledResult } from '../outcome';
-import { testMark, type Tx } from './tx';
+import { testMark, unschedule, type Tx } from './tx';
 import { cancelInstance, failInstance, failOnDeadline, pastDeadline, settle, suspendOnNextIncident, instanceEnded } from './instance';
 import { completeNode, skipFlows } from './node';
 import { continueCompensation } from './compensation';
@@ -156,7 +156,7 @@ export function resumeInstance(tx: Tx, r: ResumeAction): EngineError | undefined
     q.nodes.resetFailedCompensations(id);
     tx.events.push({ type: 'node.changed', instanceId: id, nodeId, status: 'COMPLETED', ...mark });
     q.instances.end({ id, status: 'FAILED', now });
-    q.schedule.deleteForInstance(id);
+    unschedule(tx, id);
     q.history.append({ instanceId: id, nodeId: null, type: 'instance.failed', at: now, actor: r.actor, data: { reason: 'compensation stopped by hand' } });
     tx.events.push({ type: 'instance.finished', instanceId: id, status: 'FAILED', ...mark });
     instanceEnded(tx, inst, 'FAILED');

@@ -44,6 +44,8 @@ export function commitOutcome(tx: Tx, o: Outcome, owner: string): void {
   if (!tx.q.schedule.holds({ id: row.id, version: row.version, owner })) return;
   const spare: SpareRow = { id: row.id, version: row.version, instanceId: row.instanceId, taken: false };
   recordOutcome(tx, o, spare);
+  // An instance the outcome ended lost every row with it (the claim's too).
+  if (tx.unscheduled.has(row.instanceId)) return;
   if (!spare.taken) tx.q.schedule.delete(row.id);
   // A wait that ended (its wake or its timeout) takes its other row with it: the timeout of an
   // event that came, the wake of children that timed out (a retry's new run row stays; a spare

@@ -61,6 +61,12 @@ export interface Tx {
   readonly dispatch: Dispatch | undefined;
   /** Instances whose running handlers must be aborted once this transaction committed (cancel, deadline). */
   readonly aborts: Abort[];
+  /**
+   * Instances whose every schedule row this transaction deleted ({@link unschedule}: they ended or
+   * were cancelled): a claim's row of theirs is gone already, and deleting it again is a statement
+   * for nothing.
+   */
+  readonly unscheduled: Set<number>;
   /** A workflow version by id, compiled (versions never change). @throws EngineError when this process cannot run it. */
   workflow(id: number): CompiledWorkflow;
 }
@@ -96,10 +102,16 @@ export function testMark(inst: { readonly test: boolean }): { readonly test: tru
 
 /** Builds a {@link Tx}. */
 export function makeTx(q: Queries, now: number, workflow: (id: number) => CompiledWorkflow, dispatch?: Dispatch): Tx {
-  return { q, now, events: [], aborts: [], dispatch, workflow };
+  return { q, now, events: [], aborts: [], unscheduled: new Set(), dispatch, workflow };
 }
 
 /** Whether eager dispatch may start one more node in this transaction. */
 export function canDispatch(tx: Tx): tx is Tx & { dispatch: Dispatch } {
   return tx.dispatch !== undefined && tx.dispatch.slots > 0;
+}
+
+/** Deletes every schedule row of `instanceId` (it ended, or is cancelled) and notes it in {@link Tx.unscheduled}. */
+export function unschedule(tx: Tx, instanceId: number): void {
+  tx.q.schedule.deleteForInstance(instanceId);
+  tx.unscheduled.add(instanceId);
 }
