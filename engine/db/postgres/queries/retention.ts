@@ -19,16 +19,24 @@ const CANDIDATES_OF = `SELECT i.id FROM instance i
   WHERE i.status = $1 AND i.id > $2 AND i.id <= $5 AND i.parent_id IS NULL AND i.ended_at < $3
     AND i.workflow_id IN (SELECT w.id FROM workflow w WHERE w.name = $6)
   ORDER BY i.id LIMIT $4`;
-/** The newest instance of a status ended before a time: instance_ended's range of the old enough. */
-const NEWEST_ENDED = `SELECT max(id) AS id FROM instance WHERE ended_at IS NOT NULL AND ended_at < $1 AND status = $2`;
-const TREES = `WITH RECURSIVE t(id, root) AS (
-    SELECT i.id, i.id FROM instance i WHERE i.id = ANY($1::bigint[])
+/**
+ * The newest instance of a status ended before a time: max over instance_ended's range of the old
+ * enough. OFFSET 0 keeps the planner from turning max(id) into a backward walk of instance_pkey
+ * filtered by the rest, which passed every instance ended since (all the instances kept: 117,594
+ * rows, 18.7 ms at 125,000 instances, where the range read 6,936 entries in 2.0 ms).
+ */
+const NEWEST_ENDED = `SELECT max(id) AS id FROM (SELECT id FROM instance WHERE ended_at IS NOT NULL AND ended_at < $1 AND status = $2 OFFSET 0) o`;
+// Each member's parent and status are carried through the recursion, not joined back after it:
+// the planner estimates a recursive CTE at hundreds of thousands of rows, and joined back it hashed
+// the whole instance table for every batch (a Seq Scan growing with the table).
+const TREES = `WITH RECURSIVE t(id, root, parent_id, status) AS (
+    SELECT i.id, i.id, i.parent_id, i.status FROM instance i WHERE i.id = ANY($1::bigint[])
     UNION ALL
-    SELECT c.id, t.root FROM instance c JOIN t ON c.parent_id = t.id
+    SELECT c.id, t.root, c.parent_id, c.status FROM instance c JOIN t ON c.parent_id = t.id
   )
-  SELECT t.id, t.root AS "rootId", i.parent_id AS "parentId", i.status,
+  SELECT t.id, t.root AS "rootId", t.parent_id AS "parentId", t.status,
          (SELECT max(h.id) FROM history h WHERE h.instance_id = t.id) AS "lastHistoryId"
-  FROM t JOIN instance i ON i.id = t.id`;
+  FROM t`;
 const TRY_LOCK = `SELECT x.id FROM unnest($1::bigint[]) AS x(id) WHERE pg_try_advisory_xact_lock(${instanceLockKeys('x.id')})`;
 const ENDED = `SELECT id FROM instance WHERE id = ANY($1::bigint[]) AND status IN ${ENDED_SQL}`;
 const MARKED = `SELECT id FROM instance WHERE id = ANY($1::bigint[]) AND purging = 1`;
