@@ -66,6 +66,7 @@ const PG_CONFORMANCE = [
   'test/integration/runtime/incidents.test.ts',
   'test/integration/runtime/lease-renewal.test.ts',
   'test/integration/runtime/instance-input.test.ts',
+  'test/integration/runtime/instant-rows.test.ts',
   'test/integration/runtime/pause.test.ts',
   'test/integration/runtime/pause-crash.test.ts',
   'test/integration/runtime/priority.test.ts',

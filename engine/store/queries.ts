@@ -193,6 +193,11 @@ export interface ScheduleQueries {
   countDue(p: { now: number; limit: number }): number;
   /** Passed deadline rows, oldest first, at most `limit`. */
   dueDeadlines(p: { now: number; limit: number }): ScheduleRow[];
+  /**
+   * Due rows that run no handler (`timer`, `timeout`, `wake`; expired leases included), oldest
+   * first, at most `limit`, whatever their priority (index schedule_instant).
+   */
+  dueInstant(p: { now: number; limit: number }): ScheduleRow[];
   /** Deletes a row while nobody changed it; false when another worker had it. */
   take(p: { id: number; version: number }): boolean;
   /** Leases a row to `owner` until `until` (due again then) while nobody changed it; false when another worker had it. */

@@ -30,6 +30,10 @@ export function createScheduleQueries(db: Database.Database): ScheduleQueries {
   const dueDeadlines = db.prepare<[number, number], ScheduleRow>(
     `SELECT ${ROW} FROM schedule WHERE kind = 'deadline' AND next_run_at <= ? ORDER BY next_run_at LIMIT ?`,
   );
+  // The partial index schedule_instant (migration 18) serves this one.
+  const dueInstant = db.prepare<[number, number], ScheduleRow>(
+    `SELECT ${ROW} FROM schedule WHERE kind IN ('timer', 'timeout', 'wake') AND next_run_at <= ? ORDER BY next_run_at LIMIT ?`,
+  );
   const take = db.prepare<[number, number]>(`DELETE FROM schedule WHERE id = ? AND version = ?`);
   const lease = db.prepare<[string, number, number, number, number]>(
     `UPDATE schedule SET lease_owner = ?, next_run_at = ?, lease_expires_at = ?, version = version + 1 WHERE id = ? AND version = ?`,
@@ -98,6 +102,7 @@ export function createScheduleQueries(db: Database.Database): ScheduleQueries {
       }),
     countDue: ({ now, limit }) => countDue.get(now, limit)?.n ?? 0,
     dueDeadlines: ({ now, limit }) => dueDeadlines.all(now, limit),
+    dueInstant: ({ now, limit }) => dueInstant.all(now, limit),
     take: ({ id, version }) => take.run(id, version).changes > 0,
     lease: ({ id, version, owner, until }) => lease.run(owner, until, until, id, version).changes > 0,
     extendLease: ({ id, version, owner, until }) => extendLease.run(until, until, id, owner, version).changes > 0,

@@ -84,6 +84,11 @@ export interface ClaimOptions {
   isolated: boolean;
   /** Reports a row put back because its stored data is damaged. */
   onDamaged(row: ScheduleRow, err: EngineError): void;
+  /**
+   * Which due rows: every kind by priority (the default), or only those that run no handler
+   * (`instant`: timers, wait timeouts, wakes), which a turn takes whatever its free slots.
+   */
+  rows?: 'due' | 'instant';
 }
 
 /** Whether `err` is a damaged row's (a stored JSON text that does not parse, …). */
@@ -152,7 +157,8 @@ function noteStart(
 export function claimDue(tx: Tx, o: ClaimOptions): ClaimedStep[] {
   const { q, now } = tx;
   const out: ClaimedStep[] = [];
-  for (const row of q.schedule.due({ now, limit: o.limit })) {
+  const rows = o.rows === 'instant' ? q.schedule.dueInstant({ now, limit: o.limit }) : q.schedule.due({ now, limit: o.limit });
+  for (const row of rows) {
     if (!o.isolated) {
       claimRow(tx, o, row, out);
       continue;

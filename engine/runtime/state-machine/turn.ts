@@ -14,6 +14,9 @@ import type { Dispatch, Tx } from './tx';
 /** Passed deadlines a loop turn fails at most (more wait for the next turn). */
 export const DEADLINES_PER_TURN = 64;
 
+/** Due rows that run no handler (timers, wait timeouts, wakes) a loop turn claims beyond its free slots, at most. */
+export const INSTANT_PER_TURN = 64;
+
 /** What a loop turn is asked to do. */
 export interface TurnRequest {
   /** The worker's lease owner name, and the length of its leases, ms. */
@@ -47,7 +50,10 @@ export interface TurnRequest {
 export interface TurnResult {
   /** Steps claimed (due rows, then nodes started at once), for the worker to launch. */
   claimed: ClaimedStep[];
-  /** Slots the turn took (see {@link TurnRequest.takeSlots}); `claimed.length` of them stay held. */
+  /**
+   * Slots the turn took (see {@link TurnRequest.takeSlots}); `claimed.length` of them stay held.
+   * Rows that run no handler are claimed beyond them, so `claimed` may be the longer.
+   */
   slots: number;
   /** Rows of running steps whose lease was lost (cancelled, or taken over): abort their handlers. */
   lostLeases: number[];
@@ -102,16 +108,20 @@ export function runTurn(tx: Tx, r: TurnRequest): TurnResult {
   // once: one whose instance a deadline just failed is taken back before it ever runs.
   const left = capacity - (dispatch?.claims.length ?? 0);
   let polled: ClaimedStep[] = [];
-  if (left > 0) {
-    const claim = { owner: r.owner, leaseMs: r.leaseMs, limit: left, onUnrunnable: r.onUnrunnable, isolated: r.isolated, onDamaged: r.onDamaged };
+  const claim = (limit: number, rows: 'due' | 'instant'): ClaimedStep[] => {
     try {
-      polled = claimDue(tx, claim);
+      return claimDue(tx, { owner: r.owner, leaseMs: r.leaseMs, limit, onUnrunnable: r.onUnrunnable, isolated: r.isolated, onDamaged: r.onDamaged, rows });
     } catch (err) {
       if (r.isolated || !isDamagedRow(err)) throw err;
       // A damaged row among the due ones: the turn runs again with a savepoint per claim.
       throw new IsolateOutcomes(err);
     }
-  }
+  };
+  if (left > 0) polled = claim(left, 'due');
+  // Due rows that run no handler (a timer firing, a wait's timeout, a wake) whatever the free
+  // slots: each settles at once after the commit, and waiting behind long handlers for a slot
+  // fired a 500 ms delay 15 s late. The worker lets them past its concurrency (it bounds handlers).
+  if (r.claiming) polled = polled.concat(claim(INSTANT_PER_TURN, 'instant'));
   const claimed = dispatch ? takeDispatched(tx, dispatch).concat(polled) : polled;
   return { claimed, slots: capacity, lostLeases };
 }

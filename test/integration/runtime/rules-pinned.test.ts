@@ -596,7 +596,7 @@ describe('DESIGN.md "Rules pinned"', () => {
     expect(probe.callsOf('b', fresh)).toHaveLength(0);
   });
 
-  it('timers are rows with an absolute due time: a restart after sleeping fires an overdue timer once, and a clock set backwards delays nothing already due', async () => {
+  it('timers are rows with an absolute due time: a restart after sleeping fires an overdue timer once, and a clock set backwards delays nothing already due (a retry waiting for a slot)', async () => {
     // given: a ManualClock, nap (delay 60 s) → after, on a new database (a file in a temp dir, or PostgreSQL's)
     const { location: file, cleanup } = tempLocation();
     const probe = new Probe();
@@ -634,29 +634,39 @@ describe('DESIGN.md "Rules pinned"', () => {
       expect((await events(reopened, id, 'timer.started', 'nap'))).toHaveLength(1);
       await reopened.close();
 
-      // given: a worker whose only slot is busy while a timer comes due
+      // given: a worker whose only slot is busy while a retry comes due (a row that runs a
+      // handler, so it waits for the slot; a timer runs none and would fire at once)
       const c2 = new ManualClock(T0);
       engine = Engine.open(file, { registry: probe.registry(), clock: c2, pollIntervalMs: 10, concurrency: 1 });
       const busy = engine;
       await busy.deploy({ name: 'hold', nodes: [{ id: 'hold', type: 'gate' }] });
-      const napper = await busy.start('nap');
-      await tickUntil(busy, async () => (await nodeStatus(busy, napper, 'nap')) === 'WAITING', 'second nap waiting');
+      await busy.deploy({
+        name: 'again',
+        nodes: [
+          { id: 'again', type: 'flaky', config: { failTimes: 1 }, retry: { maxAttempts: 2, initialIntervalMs: 60_000 } },
+          { id: 'after', type: 'counter' },
+        ],
+        edges: [{ from: 'again', to: 'after' }],
+      });
+      const retrier = await busy.start('again');
+      await tickUntil(busy, async () => (await nodeStatus(busy, retrier, 'again')) === 'RETRYING', 'retry waiting');
       const holder = await busy.start('hold');
       await tickUntil(busy, () => probe.gateOpen(holder, 'hold'), 'hold running');
       c2.set(T0 + 120_000);
       await tickTimes(busy, 3);
-      expect((await nodeStatus(busy, napper, 'nap'))).toBe('WAITING'); // due, not yet claimed: no free slot
+      expect((await nodeStatus(busy, retrier, 'again'))).toBe('RETRYING'); // due, not yet claimed: no free slot
 
       // when: the slot frees up and the clock is set 12 hours back before the next turn
       probe.release(holder, 'hold');
       await turn();
       c2.set(T0 - 12 * 3_600_000);
-      await tickUntil(busy, async () => (await busy.getInstance(napper)).status === 'COMPLETED', 'due timer fired despite the clock going back');
+      await tickUntil(busy, async () => (await busy.getInstance(retrier)).status === 'COMPLETED', 'due retry ran despite the clock going back');
 
-      // then: the timer that was already due fired at once (the clock never caught up), once
+      // then: the retry that was already due ran at once (the clock never caught up), once
       expect(c2.now()).toBe(T0 - 12 * 3_600_000);
-      expect(probe.callsOf('after', napper)).toHaveLength(1);
-      expect((await events(busy, napper, 'node.completed', 'nap'))).toHaveLength(1);
+      expect(probe.callsOf('again', retrier)).toHaveLength(2);
+      expect(probe.callsOf('after', retrier)).toHaveLength(1);
+      expect((await events(busy, retrier, 'node.completed', 'again'))).toHaveLength(1);
       const jumps = await rowsIn<{ data_json: string }>(file, `SELECT data_json FROM history WHERE type = 'clock.jumped'`);
       expect(jumps.map((j) => JSON.parse(j.data_json) as unknown)).toEqual([{ fromMs: T0 + 120_000, toMs: T0 - 12 * 3_600_000, direction: 'backwards' }]);
     } finally {

@@ -27,6 +27,7 @@ import { sql as m0009 } from './0009-test-runs';
 import { sql as m0010 } from './0010-history-state-start';
 import { sql as m0011 } from './0011-history-state-by-entry';
 import { sql as m0012 } from './0012-instance-business-key';
+import { sql as m0013 } from './0013-schedule-instant';
 
 /** One migration: the SQL (several statements; run it without parameters) that brings a database to `version`. */
 export interface PgMigration {
@@ -48,6 +49,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   { version: 10, sql: m0010 },
   { version: 11, sql: m0011 },
   { version: 12, sql: m0012 },
+  { version: 13, sql: m0013 },
 ];
 
 /** The schema version this build writes. */

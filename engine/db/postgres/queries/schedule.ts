@@ -32,6 +32,7 @@ const DUE_AT_ZERO = claimSql(`priority = 0 AND`);
 const DUE_AT_LEVEL = claimSql(`priority <> 0 AND priority = $3 AND`);
 const HIGHEST = `SELECT max(priority) AS p FROM schedule WHERE priority <> 0 AND ($1::integer IS NULL OR priority < $1)`;
 const DUE_DEADLINES = claimSql(`kind = 'deadline' AND`);
+const DUE_INSTANT = claimSql(`kind IN ('timer', 'timeout', 'wake') AND`);
 const COUNT_DUE = `SELECT count(*) AS n FROM (SELECT 1 FROM schedule WHERE next_run_at <= $1 LIMIT $2) d`;
 const TAKE = `DELETE FROM schedule WHERE id = $1 AND version = $2`;
 const LEASE = `UPDATE schedule SET lease_owner = $1, next_run_at = $2, lease_expires_at = $2, version = version + 1 WHERE id = $3 AND version = $4`;
@@ -87,6 +88,7 @@ export function createScheduleQueries(tx: PgTx): ScheduleQueries {
       }),
     countDue: ({ now, limit }) => tx.run<{ n: number }>(COUNT_DUE, [now, limit]).rows[0]?.n ?? 0,
     dueDeadlines: ({ now, limit }) => claim(DUE_DEADLINES, now, limit),
+    dueInstant: ({ now, limit }) => claim(DUE_INSTANT, now, limit),
     take: ({ id, version }) => changed(TAKE, [id, version]),
     lease: ({ id, version, owner, until }) => changed(LEASE, [owner, until, id, version]),
     extendLease: ({ id, version, owner, until }) => changed(EXTEND_LEASE, [until, id, owner, version]),

@@ -1,0 +1,84 @@
+/**
+ * Rows that run no handler — a delay's timer, a wait's timeout, the wake of an event that came —
+ * are taken by every loop turn whatever its free slots (engine/runtime/state-machine/turn.ts,
+ * index schedule_instant). Found by a newcomer's trial: with every slot held by long handlers,
+ * a 500 ms delay and an approval's 500 ms timeout fired 15 s late, behind the handlers. Here the
+ * one slot stays held by a handler that never settles until the test lets it go, the clock is
+ * moved past the timers, and the turns must fire them anyway.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createDefaultRegistry } from '../../../engine/nodes/registry';
+import type { NodeType } from '../../../engine/nodes/types';
+import { ManualClock } from '../../../engine/runtime/clock';
+import { tempEngine } from '../../helpers/temp-engine';
+
+/** Lets what the last turn launched settle (handlers run in microtasks and immediates). */
+const settle = () => new Promise<void>((resolve) => setTimeout(resolve, 30));
+
+describe('rows that run no handler', () => {
+  let ctx: ReturnType<typeof tempEngine>;
+  afterEach(async () => ctx.close());
+
+  it('a timer, a timeout and a wake fire on time while every handler slot is held', async () => {
+    // given a worker with one slot, and a handler that holds it until let go
+    let letGo: (() => void) | undefined;
+    const held: NodeType<Record<string, never>> = {
+      type: 'held',
+      title: 'Held',
+      description: 'Completes when the test lets it go',
+      icon: 'clock',
+      group: 'Test',
+      configSchema: z.strictObject({}),
+      execute: () => new Promise((resolve) => (letGo = () => resolve({ output: 'done' }))),
+    };
+    const clock = new ManualClock(1_000_000);
+    ctx = tempEngine({ registry: createDefaultRegistry().register(held), concurrency: 1, clock });
+    const { engine } = ctx;
+    await engine.deploy({
+      name: 'waits',
+      nodes: [
+        { id: 'nap', type: 'delay', config: { durationMs: 500 } },
+        { id: 'go', type: 'event', config: { name: 'go' } },
+      ],
+      edges: [],
+    });
+    await engine.deploy({ name: 'asks', nodes: [{ id: 'ask', type: 'approval', config: { prompt: 'ok?' }, timeoutMs: 500 }], edges: [] });
+    await engine.deploy({ name: 'busy', nodes: [{ id: 'hold', type: 'held', config: {} }], edges: [] });
+    /** Worker turns, each followed by the settling of what it launched. */
+    const turns = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        await engine.tick();
+        await settle();
+      }
+    };
+    const waits = await engine.start('waits');
+    const asks = await engine.start('asks');
+    await turns(6);
+    const statuses = async (id: number) => Object.fromEntries((await engine.getInstance(id)).nodes.map((n) => [n.id, n.status]));
+    expect(await statuses(waits)).toEqual({ nap: 'WAITING', go: 'WAITING' });
+    expect(await statuses(asks)).toEqual({ ask: 'WAITING' });
+    const busy = await engine.start('busy');
+    await turns(2);
+    expect((await engine.getInstance(busy)).nodes[0]?.status).toBe('RUNNING');
+
+    // when the event comes and the clock passes the timer and the timeout, the slot still held
+    await engine.signal({ id: waits }, { event: 'go', data: { n: 1 } });
+    clock.advance(1000);
+    await turns(3);
+
+    // then each fired: the delay and the event completed the instance, the approval timed out
+    expect((await engine.getInstance(waits)).status).toBe('COMPLETED');
+    expect(await statuses(waits)).toEqual({ nap: 'COMPLETED', go: 'COMPLETED' });
+    const fired = (await engine.history(waits)).find((h) => h.type === 'timer.fired');
+    expect((fired?.data as { lateMs: number }).lateMs).toBe(500);
+    const a = await engine.getInstance(asks);
+    expect(a.status).toBe('FAILED');
+    expect(a.nodes[0]).toMatchObject({ id: 'ask', status: 'FAILED', error: { code: 'TIMEOUT' } });
+    // and the handler kept its slot all along
+    expect((await engine.getInstance(busy)).nodes[0]?.status).toBe('RUNNING');
+    letGo?.();
+    await turns(3);
+    expect((await engine.getInstance(busy)).status).toBe('COMPLETED');
+  });
+});
