@@ -229,7 +229,7 @@ export const contract = {
       workflow: name,
       version: version.optional(),
       variables: jsonObject(LIMITS.valueBytes).optional(),
-      businessKey: z.string().max(LIMITS.id).optional(),
+      businessKey: z.string().min(1).max(LIMITS.id).optional(),
       /** Higher first when workers claim work; default: the workflow's `priority`, else 0. */
       priority: z.number().int().min(PRIORITY_RANGE.min).max(PRIORITY_RANGE.max).optional(),
       /** A test run: runs for real, left out of the metrics and of the default instance list (`test: true` lists them). */
@@ -351,7 +351,7 @@ export const contract = {
     input: z
       .strictObject({
         id: rowId.optional(),
-        businessKey: z.string().min(1).max(LIMITS.text).optional(),
+        businessKey: z.string().min(1).max(LIMITS.id).optional(),
         event: label(1, 200),
         key: label(0, 1000).optional(),
         data: jsonValue(LIMITS.valueBytes).optional(),

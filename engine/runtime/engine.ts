@@ -311,9 +311,11 @@ export class Engine {
    *
    * @throws EngineError NOT_FOUND (workflow/version), INVALID_VARIABLES (not an object, failing
    * `inputSchema` — the failing fields are named — or above the size limit), INVALID_WORKFLOW
-   * (an `inputSchema` that does not compile: see checkVariables).
+   * (an `inputSchema` that does not compile: see checkVariables), INVALID_INPUT (an empty
+   * `businessKey`: no signal could name it).
    */
   async start(name: string, options: StartOptions = {}): Promise<number> {
+    checkBusinessKey(options.businessKey);
     const wf = await this.workflowById((await this.workflowRow(name, options.version)).id);
     const variables = options.variables ?? {};
     checkVariables(wf.def, variables);
@@ -340,6 +342,7 @@ export class Engine {
    * @throws as {@link start}; nothing is written when one fails.
    */
   async startMany(name: string, variablesList: Record<string, unknown>[], options: Omit<StartOptions, 'variables'> = {}): Promise<number[]> {
+    checkBusinessKey(options.businessKey);
     const wf = await this.workflowById((await this.workflowRow(name, options.version)).id);
     for (const v of variablesList) checkVariables(wf.def, v);
     const slots: (string | undefined)[] = [];
@@ -786,4 +789,14 @@ export class SqliteEngine extends Engine {
     }
     return new SqliteEngine(openSqliteStorage(file, options), options);
   }
+}
+
+/**
+ * Refuses an empty business key: a signal by business key needs at least one character (the
+ * API's `instance:signal`), so an instance started with "" could never be found by it.
+ *
+ * @throws EngineError INVALID_INPUT naming `businessKey`.
+ */
+function checkBusinessKey(key: string | undefined): void {
+  if (key === '') throw new EngineError('INVALID_INPUT', 'businessKey: must not be empty (leave it out for none)', { details: { field: 'businessKey' } });
 }

@@ -255,6 +255,9 @@ describe('control flow', () => {
       code: 'INVALID_INPUT',
       message: `businessKey: several live instances have business key "twin" (${twins[1]}, ${twins[0]}): give the instance id`,
     });
+    // An empty business key is refused at the start (no signal could name it), by start and startMany alike
+    for (const start of [() => engine.start('pay', { businessKey: '' }), () => engine.startMany('pay', [{}], { businessKey: '' })])
+      await expect(start()).rejects.toMatchObject({ code: 'INVALID_INPUT', message: 'businessKey: must not be empty (leave it out for none)' });
     const third = await engine.start('pay', { variables: { order: 'o-3' }, businessKey: 'twin' });
     await expect(engine.signal({ businessKey: 'twin' }, { event: 'payment' })).rejects.toMatchObject({
       message: `businessKey: several live instances have business key "twin" (${third}, ${twins[1]}, …): give the instance id`,
