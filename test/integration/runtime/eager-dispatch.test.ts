@@ -12,6 +12,7 @@ import { createDefaultRegistry } from '../../../engine/nodes/registry';
 import type { NodeType } from '../../../engine/nodes/types';
 import { ManualClock } from '../../../engine/runtime/clock';
 import { rowsIn } from '../../helpers/db-rows';
+import { heldNodes } from '../../helpers/held-node';
 import { tempEngine } from '../../helpers/temp-engine';
 
 /** Lets handlers started by the last turn settle (they run in microtasks and immediates). */
@@ -105,18 +106,8 @@ describe('eager dispatch', () => {
 
   it('a start with fewer free slots than entry nodes: that many start RUNNING, leased, the rest READY, the others PENDING (70 nodes)', async () => {
     // given: a worker running with 3 slots whose handlers wait until let go
-    const release: (() => void)[] = [];
-    let letGo = false;
-    const held: NodeType<Record<string, never>> = {
-      type: 'held',
-      title: 'Held',
-      description: 'Completes when the test lets it go',
-      icon: 'clock',
-      group: 'Test',
-      configSchema: z.strictObject({}),
-      execute: () => (letGo ? Promise.resolve({ output: null }) : new Promise((resolve) => release.push(() => resolve({ output: null })))),
-    };
-    ctx = tempEngine({ registry: createDefaultRegistry().register(held), concurrency: 3 });
+    const held = heldNodes();
+    ctx = tempEngine({ registry: createDefaultRegistry().register(held.type), concurrency: 3 });
     const { engine } = ctx;
     // 40 entry nodes, each followed by one of 30 nodes (more than one statement's worth of node rows)
     await engine.deploy({
@@ -143,8 +134,8 @@ describe('eager dispatch', () => {
     expect(leased.filter((r) => r.lease_owner === engine.owner).map((r) => r.node_id).sort()).toEqual(['e0', 'e1', 'e2']);
     expect(leased).toHaveLength(40);
     // and: let go, every node runs and the instance completes
-    letGo = true;
-    for (const r of release.splice(0)) r();
+    expect(held.waiting).toBe(3);
+    held.letGo();
     await engine.stopWorker();
     await engine.runUntil(() => engine.isSettled(id), 20_000);
     expect((await engine.getInstance(id)).status).toBe('COMPLETED');

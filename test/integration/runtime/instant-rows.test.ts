@@ -7,10 +7,9 @@
  * moved past the timers, and the turns must fire them anyway.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { createDefaultRegistry } from '../../../engine/nodes/registry';
-import type { NodeType } from '../../../engine/nodes/types';
 import { ManualClock } from '../../../engine/runtime/clock';
+import { heldNodes } from '../../helpers/held-node';
 import { tempEngine } from '../../helpers/temp-engine';
 
 /** Lets what the last turn launched settle (handlers run in microtasks and immediates). */
@@ -22,18 +21,9 @@ describe('rows that run no handler', () => {
 
   it('a timer, a timeout and a wake fire on time while every handler slot is held', async () => {
     // given a worker with one slot, and a handler that holds it until let go
-    let letGo: (() => void) | undefined;
-    const held: NodeType<Record<string, never>> = {
-      type: 'held',
-      title: 'Held',
-      description: 'Completes when the test lets it go',
-      icon: 'clock',
-      group: 'Test',
-      configSchema: z.strictObject({}),
-      execute: () => new Promise((resolve) => (letGo = () => resolve({ output: 'done' }))),
-    };
+    const held = heldNodes();
     const clock = new ManualClock(1_000_000);
-    ctx = tempEngine({ registry: createDefaultRegistry().register(held), concurrency: 1, clock });
+    ctx = tempEngine({ registry: createDefaultRegistry().register(held.type), concurrency: 1, clock });
     const { engine } = ctx;
     await engine.deploy({
       name: 'waits',
@@ -77,7 +67,8 @@ describe('rows that run no handler', () => {
     expect(a.nodes[0]).toMatchObject({ id: 'ask', status: 'FAILED', error: { code: 'TIMEOUT' } });
     // and the handler kept its slot all along
     expect((await engine.getInstance(busy)).nodes[0]?.status).toBe('RUNNING');
-    letGo?.();
+    expect(held.waiting).toBe(1);
+    held.letGo();
     await turns(3);
     expect((await engine.getInstance(busy)).status).toBe('COMPLETED');
   });
