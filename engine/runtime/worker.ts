@@ -18,7 +18,7 @@ import type { Faults } from './faults';
 import type { RetentionPass } from './retention';
 import { executeStep, type ExecutorDeps } from './step-executor';
 import { DAMAGED_RETRY_MS, type ClaimedStep } from './state-machine/claim';
-import type { ScheduleRow } from '../store/queries';
+import { isInstantRow, type ScheduleRow } from '../store/queries';
 import type { Outcome } from './state-machine/outcome';
 import { IsolateOutcomes, runTurn, type TurnResult } from './state-machine/turn';
 import { makeTx, type Abort, type Dispatch, type Tx } from './state-machine/tx';
@@ -91,6 +91,8 @@ export class Worker {
   /** Slots held by claims taken in a transaction and not launched yet (or by a transaction under way). */
   private held = 0;
   private readonly inflight = new Map<number, Inflight>();
+  /** Of {@link inflight}, the steps that run no handler taking time (they hold no slot: see `launch`). */
+  private slotFree = 0;
   private outcomes: Outcome[] = [];
   private running = false;
   private loopPromise: Promise<void> | undefined;
@@ -515,7 +517,7 @@ export class Worker {
 
   /** Handler slots free: the concurrency less what runs and what is held for claims not launched yet. */
   private freeSlots(): number {
-    return this.opts.concurrency - this.inflight.size - this.held;
+    return this.opts.concurrency - (this.inflight.size - this.slotFree) - this.held;
   }
 
   private checkClock(now: number): number | undefined {
@@ -542,6 +544,10 @@ export class Worker {
     const instant = step.row.kind === 'run' && node?.type.instant === true && node.def.timeoutMs === undefined;
     const controller = instant ? undefined : new AbortController();
     if (!instant) this.keepLeases();
+    // A timer, a wait's timeout, a wake or a step of an instant type settles at once: it holds no
+    // handler slot while it runs, as the turn claimed it whatever the slots.
+    const slotFree = isInstantRow(step.row.kind, node?.type.instant);
+    if (slotFree) this.slotFree++;
     // A launch is progress too: steps started one after another by a busy thread are not a hang.
     this.keeper?.alive();
     this.inflight.set(step.row.id, { step, controller, beatAt: step.startedAt });
@@ -549,6 +555,7 @@ export class Worker {
     if (this.deps.faults.armed && !step.exhausted) this.deps.faults.hit('claimed', { instanceId: step.row.instanceId, nodeId: step.nodeId, attempt: step.attempt });
     void executeStep(this.executorDeps, wf, step, controller).then((o) => {
       this.inflight.delete(step.row.id);
+      if (slotFree) this.slotFree--;
       if (this.deps.faults.armed) this.deps.faults.hit('handler-done', { instanceId: step.row.instanceId, nodeId: step.nodeId, attempt: step.attempt });
       this.outcomes.push(o);
       this.wake();

@@ -182,6 +182,17 @@ export function setStep(steps: StepResults, nodeId: string, value: unknown): voi
 
 // ---------------------------------------------------------------- families
 
+/**
+ * Whether a new row of `kind` runs no handler that takes time, so every loop turn claims it
+ * whatever its free handler slots (column `schedule.instant`, SQLite migration 19): a `timer`,
+ * `timeout` or `wake` always; a `run` row when its node's type is instant (`instantType`: pass,
+ * delay, approval, event, subworkflow, map; engine/nodes/types.ts); `deadline` and `compensate`
+ * rows never.
+ */
+export function isInstantRow(kind: ScheduleKind, instantType: boolean | undefined): boolean {
+  return kind === 'timer' || kind === 'timeout' || kind === 'wake' || (kind === 'run' && instantType === true);
+}
+
 /** The `schedule` queue. */
 export interface ScheduleQueries {
   /**
@@ -194,8 +205,9 @@ export interface ScheduleQueries {
   /** Passed deadline rows, oldest first, at most `limit`. */
   dueDeadlines(p: { now: number; limit: number }): ScheduleRow[];
   /**
-   * Due rows that run no handler (`timer`, `timeout`, `wake`; expired leases included), oldest
-   * first, at most `limit`, whatever their priority (index schedule_instant).
+   * Due rows that run no handler taking time ({@link isInstantRow}: timers, wait timeouts, wakes,
+   * and ready nodes of instant types; expired leases included), oldest first, at most `limit`,
+   * whatever their priority (index schedule_instant).
    */
   dueInstant(p: { now: number; limit: number }): ScheduleRow[];
   /** Deletes a row while nobody changed it; false when another worker had it. */
@@ -220,11 +232,16 @@ export interface ScheduleQueries {
   unparkForInstance(p: { instanceId: number; now: number }): void;
   /**
    * Turns a consumed claim's row into the lease of a node of the same instance started at once
-   * (updated in place: no DELETE and INSERT); its version goes up by one.
+   * (updated in place: no DELETE and INSERT); its version goes up by one. Like
+   * {@link ScheduleQueries.insertLeased}'s, the row is not instant: recovered after a lost lease,
+   * it waits for a slot.
    */
   reuseForRun(p: { id: number; nodeId: string; leaseUntil: number; now: number }): void;
-  /** A new row (its priority its instance's); returns its id. */
-  insert(p: { instanceId: number; nodeId: string | null; kind: ScheduleKind; at: number; retryCount: number; now: number }): number;
+  /**
+   * A new row (its priority its instance's); returns its id. `instant`: a `run` row's node type is
+   * instant (see {@link isInstantRow}).
+   */
+  insert(p: { instanceId: number; nodeId: string | null; kind: ScheduleKind; at: number; retryCount: number; now: number; instant?: boolean }): number;
   /** A new `run` row leased to `owner` until `leaseUntil` (eager dispatch); returns its id (version 1). */
   insertLeased(p: { instanceId: number; nodeId: string; owner: string; leaseUntil: number; now: number }): number;
   delete(id: number): void;

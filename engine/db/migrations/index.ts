@@ -24,9 +24,10 @@ import { sql as m0015 } from './0015-history-state-start';
 import { sql as m0016 } from './0016-history-state-by-entry';
 import { sql as m0017 } from './0017-instance-business-key';
 import { sql as m0018 } from './0018-schedule-instant';
+import { sql as m0019 } from './0019-schedule-instant-steps';
 
 /** The migrations in order; index + 1 is the version each brings the file to. */
-export const MIGRATIONS: readonly string[] = [m0001, m0002, m0003, m0004, m0005, m0006, m0007, m0008, m0009, m0010, m0011, m0012, m0013, m0014, m0015, m0016, m0017, m0018];
+export const MIGRATIONS: readonly string[] = [m0001, m0002, m0003, m0004, m0005, m0006, m0007, m0008, m0009, m0010, m0011, m0012, m0013, m0014, m0015, m0016, m0017, m0018, m0019];
 
 /** The schema version this build writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;

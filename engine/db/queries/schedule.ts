@@ -7,7 +7,7 @@
 import type Database from 'better-sqlite3';
 import type { ScheduleKind } from '../../vocabulary';
 import { claimByPriority } from '../../store/priority-claim';
-import { PARKED_AT, type ScheduleQueries, type ScheduleRow } from '../../store/queries';
+import { isInstantRow, PARKED_AT, type ScheduleQueries, type ScheduleRow } from '../../store/queries';
 
 const ROW = `id, instance_id AS instanceId, node_id AS nodeId, kind, next_run_at AS nextRunAt, retry_count AS retryCount,
   lease_owner AS leaseOwner, version`;
@@ -30,9 +30,9 @@ export function createScheduleQueries(db: Database.Database): ScheduleQueries {
   const dueDeadlines = db.prepare<[number, number], ScheduleRow>(
     `SELECT ${ROW} FROM schedule WHERE kind = 'deadline' AND next_run_at <= ? ORDER BY next_run_at LIMIT ?`,
   );
-  // The partial index schedule_instant (migration 18) serves this one.
+  // The partial index schedule_instant (migrations 18 and 19) serves this one.
   const dueInstant = db.prepare<[number, number], ScheduleRow>(
-    `SELECT ${ROW} FROM schedule WHERE kind IN ('timer', 'timeout', 'wake') AND next_run_at <= ? ORDER BY next_run_at LIMIT ?`,
+    `SELECT ${ROW} FROM schedule WHERE instant = 1 AND next_run_at <= ? ORDER BY next_run_at LIMIT ?`,
   );
   const take = db.prepare<[number, number]>(`DELETE FROM schedule WHERE id = ? AND version = ?`);
   const lease = db.prepare<[string, number, number, number, number]>(
@@ -64,12 +64,12 @@ export function createScheduleQueries(db: Database.Database): ScheduleQueries {
   );
   const reuseForRun = db.prepare<[string, number, number, number, number]>(
     `UPDATE schedule SET node_id = ?, kind = 'run', next_run_at = ?, lease_expires_at = ?, retry_count = 0,
-            version = version + 1, created_at = ? WHERE id = ?`,
+            version = version + 1, created_at = ?, instant = 0 WHERE id = ?`,
   );
   // A row's priority is its instance's (a primary-key read of a row this transaction has at hand).
-  const insert = db.prepare<[number, string | null, ScheduleKind, number, number, number, number]>(
-    `INSERT INTO schedule (instance_id, node_id, kind, next_run_at, retry_count, created_at, priority)
-     VALUES (?, ?, ?, ?, ?, ?, coalesce((SELECT priority FROM instance WHERE id = ?), 0))`,
+  const insert = db.prepare<[number, string | null, ScheduleKind, number, number, number, number, number]>(
+    `INSERT INTO schedule (instance_id, node_id, kind, next_run_at, retry_count, created_at, instant, priority)
+     VALUES (?, ?, ?, ?, ?, ?, ?, coalesce((SELECT priority FROM instance WHERE id = ?), 0))`,
   );
   const insertLeased = db.prepare<[number, string, number, string, number, number, number]>(
     `INSERT INTO schedule (instance_id, node_id, kind, next_run_at, lease_owner, lease_expires_at, created_at, priority)
@@ -114,7 +114,8 @@ export function createScheduleQueries(db: Database.Database): ScheduleQueries {
     releaseHeld: ({ instanceId, now, paused }) =>
       void (paused ? releaseHeldPaused.run({ parked: PARKED_AT, instanceId }) : releaseHeld.run({ now, parked: PARKED_AT, instanceId })),
     reuseForRun: ({ id, nodeId, leaseUntil, now }) => void reuseForRun.run(nodeId, leaseUntil, leaseUntil, now, id),
-    insert: ({ instanceId, nodeId, kind, at, retryCount, now }) => Number(insert.run(instanceId, nodeId, kind, at, retryCount, now, instanceId).lastInsertRowid),
+    insert: ({ instanceId, nodeId, kind, at, retryCount, now, instant }) =>
+      Number(insert.run(instanceId, nodeId, kind, at, retryCount, now, isInstantRow(kind, instant) ? 1 : 0, instanceId).lastInsertRowid),
     insertLeased: ({ instanceId, nodeId, owner, leaseUntil, now }) =>
       Number(insertLeased.run(instanceId, nodeId, leaseUntil, owner, leaseUntil, now, instanceId).lastInsertRowid),
     delete: (id) => void del.run(id),

@@ -86,7 +86,8 @@ export interface ClaimOptions {
   onDamaged(row: ScheduleRow, err: EngineError): void;
   /**
    * Which due rows: every kind by priority (the default), or only those that run no handler
-   * (`instant`: timers, wait timeouts, wakes), which a turn takes whatever its free slots.
+   * taking time (`instant`: timers, wait timeouts, wakes, ready nodes of instant types), which a
+   * turn takes whatever its free slots.
    */
   rows?: 'due' | 'instant';
 }

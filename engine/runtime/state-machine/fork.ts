@@ -103,7 +103,7 @@ export function forkInstance(tx: Tx, wf: CompiledWorkflow, plan: ForkPlan): numb
       case 'ready':
         open++;
         q.nodes.insert({ ...base, status: 'READY', pendingIn: 0 });
-        q.schedule.insert({ instanceId: id, nodeId: p.nodeId, kind: 'run', at: held ? PARKED_AT : now, retryCount: 0, now });
+        q.schedule.insert({ instanceId: id, nodeId: p.nodeId, kind: 'run', at: held ? PARKED_AT : now, retryCount: 0, now, instant: node.type.instant });
         break;
       case 'pending': {
         open++;

@@ -6,7 +6,7 @@ import { EngineError, type SerializedError } from '../../errors';
 import { isTerminal, startsNothing } from '../../vocabulary';
 import type { CompiledWorkflow } from '../compiled';
 import { concurrencyKey, PARKED_AT, type InstanceHead, type NewNode, type Pins, type Suspension } from '../../store/queries';
-import { canDispatch, testMark, unschedule, type InstanceRef, type Tx } from './tx';
+import { testMark, unschedule, type InstanceRef, type Tx } from './tx';
 import { continueCompensation } from './compensation';
 import { cancelChildren, childEnded } from './children';
 import { admits, releaseSlot } from './concurrency';
@@ -35,8 +35,9 @@ export interface CreateOptions {
 
 /**
  * Creates an instance of `wf` at `tx.now` with its node states and the schedule rows of its
- * entry nodes (and of its deadline); returns the new id. While `tx.dispatch` has free slots,
- * entry nodes start at once (RUNNING, leased to the worker) and the instance is created RUNNING.
+ * entry nodes (and of its deadline); returns the new id. While `tx.dispatch` has free slots
+ * (whatever they are, for entry nodes of instant types), entry nodes start at once (RUNNING,
+ * leased to the worker) and the instance is created RUNNING.
  * A child instance names its `parent`.
  *
  * A workflow with a concurrency limit (./concurrency.ts) needs `slot`, the instance's concurrency
@@ -56,8 +57,16 @@ export function createInstance(tx: Tx, wf: CompiledWorkflow, variablesJson: stri
     key = slot ?? concurrencyKey(wf.name, undefined);
   }
   const held = key !== null && limit !== undefined && !admits(tx, key, limit.limit);
-  const dispatch = (): boolean => !held && canDispatch(tx);
-  const running = dispatch() && wf.nodes.size > 0;
+  // Every node's row in one statement: entry nodes RUNNING while the dispatch can start them
+  // (taken below, with their schedule rows), else READY; the others PENDING.
+  const d = held ? undefined : tx.dispatch;
+  let free = d?.slots ?? 0;
+  const nodes: NewNode[] = [];
+  for (const n of wf.nodes.values()) {
+    const status = n.incoming.length > 0 ? 'PENDING' : d !== undefined && (n.type.instant === true || free-- > 0) ? 'RUNNING' : 'READY';
+    nodes.push({ nodeId: n.id, status, attemptLimit: n.retry.maxAttempts, pendingIn: n.incoming.length });
+  }
+  const running = nodes.some((n) => n.status === 'RUNNING');
   // What the insert stores: given, else the parent's, else not a test run.
   const test = options.test ?? parent?.test ?? false;
   const id = q.instances.insert({
@@ -74,25 +83,16 @@ export function createInstance(tx: Tx, wf: CompiledWorkflow, variablesJson: stri
     test,
     ...(options.pins === undefined ? {} : { pinsJson: JSON.stringify(options.pins) }),
   });
-  // Every node's row in one statement: entry nodes RUNNING while the dispatch has free slots
-  // (taken below, with their schedule rows), else READY; the others PENDING.
-  const nodes: NewNode[] = [];
-  let free = dispatch() && tx.dispatch !== undefined ? tx.dispatch.slots : 0;
-  for (const n of wf.nodes.values()) {
-    const status = n.incoming.length > 0 ? 'PENDING' : free-- > 0 ? 'RUNNING' : 'READY';
-    nodes.push({ nodeId: n.id, status, attemptLimit: n.retry.maxAttempts, pendingIn: n.incoming.length });
-  }
   q.nodes.insertAll({ instanceId: id, now, nodes });
   const started: string[] = [];
   for (const n of nodes) {
-    if (n.status === 'RUNNING' && tx.dispatch !== undefined) {
-      const d = tx.dispatch;
+    if (n.status === 'RUNNING' && d !== undefined) {
       const scheduleId = q.schedule.insertLeased({ instanceId: id, nodeId: n.nodeId, owner: d.owner, leaseUntil: d.leaseUntil, now });
-      d.slots--;
+      if (wf.nodes.get(n.nodeId)?.type.instant !== true) d.slots--;
       d.claims.push({ scheduleId, version: 1, instanceId: id, workflowId: wf.id, nodeId: n.nodeId, attempt: 1, attemptLimit: n.attemptLimit });
       started.push(n.nodeId);
     } else if (n.status === 'READY') {
-      q.schedule.insert({ instanceId: id, nodeId: n.nodeId, kind: 'run', at: held ? PARKED_AT : now, retryCount: 0, now });
+      q.schedule.insert({ instanceId: id, nodeId: n.nodeId, kind: 'run', at: held ? PARKED_AT : now, retryCount: 0, now, instant: wf.nodes.get(n.nodeId)?.type.instant });
     }
   }
   if (deadlineAt !== null) q.schedule.insert({ instanceId: id, nodeId: null, kind: 'deadline', at: deadlineAt, retryCount: 0, now });

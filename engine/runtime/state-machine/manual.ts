@@ -138,7 +138,7 @@ export function resumeInstance(tx: Tx, r: ResumeAction): EngineError | undefined
     if (r.action === 'retry') {
       const st = q.nodes.get(id, nodeId);
       q.nodes.ready({ instanceId: id, nodeId, attemptLimit: (st?.attempt ?? 0) + (wf.nodes.get(nodeId)?.retry.maxAttempts ?? 1) });
-      q.schedule.insert({ instanceId: id, nodeId, kind: 'run', at: now, retryCount: 0, now });
+      q.schedule.insert({ instanceId: id, nodeId, kind: 'run', at: now, retryCount: 0, now, instant: wf.nodes.get(nodeId)?.type.instant });
       tx.events.push({ type: 'node.changed', instanceId: id, nodeId, status: 'READY', ...mark });
       settle(tx, id);
     } else if (r.skip) {
@@ -230,7 +230,7 @@ export function retryInstance(tx: Tx, r: { instanceId: number; expectedVersion?:
   const held = inst.concurrencyKey !== null && !admits(tx, inst.concurrencyKey, limit ?? Number.POSITIVE_INFINITY);
   const runs: string[] = [];
   const ready = (nodeId: string): void => {
-    q.schedule.insert({ instanceId: id, nodeId, kind: 'run', at: held ? PARKED_AT : now, retryCount: 0, now });
+    q.schedule.insert({ instanceId: id, nodeId, kind: 'run', at: held ? PARKED_AT : now, retryCount: 0, now, instant: wf.nodes.get(nodeId)?.type.instant });
     tx.events.push({ type: 'node.changed', instanceId: id, nodeId, status: 'READY', ...mark });
     runs.push(nodeId);
   };

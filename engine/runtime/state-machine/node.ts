@@ -3,7 +3,7 @@
  * retry, fail (error edges, incident or instance failure) and park (timer, approval).
  */
 import type { SerializedError } from '../../errors';
-import type { CompiledWorkflow } from '../compiled';
+import type { CompiledNode, CompiledWorkflow } from '../compiled';
 import type { InstanceHead } from '../../store/queries';
 import { canDispatch, testMark, type InstanceRef, type SpareRow, type Tx } from './tx';
 import { failInstance, settle, suspend } from './instance';
@@ -20,7 +20,8 @@ export interface EdgeDecision {
 /**
  * Resolves one incoming edge of `to`; when all are resolved, makes it READY (a run row due now)
  * or SKIPPED, and a skip flows on through every edge leaving it (DESIGN.md section 3). While
- * `tx.dispatch` has free slots, a node that becomes ready is started at once instead, taking over
+ * `tx.dispatch` has free slots (whatever they are for a node of an instant type, which takes
+ * none), a node that becomes ready is started at once instead, taking over
  * `spare` (the consumed claim's schedule row) when it belongs to the same instance. Returns
  * whether some node became READY or RUNNING.
  */
@@ -29,12 +30,13 @@ export function resolveEdge(tx: Tx, inst: InstanceRef, wf: CompiledWorkflow, to:
   if (!node) return false;
   const instanceId = inst.id;
   const { q, now } = tx;
-  const start = canDispatch(tx);
+  const instant = node.type.instant === true;
+  const start = canDispatch(tx, instant);
   const need = node.join === 'all' ? node.incoming.length : 1;
   const r = q.nodes.resolveEdge({ instanceId, nodeId: to, taken, need, start, now });
   if (!r || r.pendingIn !== 0) return false;
   if (r.status === 'READY') {
-    q.schedule.insert({ instanceId, nodeId: to, kind: 'run', at: now, retryCount: 0, now });
+    q.schedule.insert({ instanceId, nodeId: to, kind: 'run', at: now, retryCount: 0, now, instant });
     return true;
   }
   if (r.status === 'RUNNING' && start) {
@@ -49,7 +51,7 @@ export function resolveEdge(tx: Tx, inst: InstanceRef, wf: CompiledWorkflow, to:
     } else {
       scheduleId = q.schedule.insertLeased({ instanceId, nodeId: to, owner: d.owner, leaseUntil: d.leaseUntil, now });
     }
-    d.slots--;
+    if (!instant) d.slots--;
     d.claims.push({ scheduleId, version, instanceId, workflowId: wf.id, nodeId: to, attempt: r.attempt, attemptLimit: r.attemptLimit });
     tx.events.push({ type: 'node.changed', instanceId, nodeId: to, status: 'RUNNING', attempt: r.attempt, ...testMark(inst) });
     return true;
@@ -125,14 +127,15 @@ export function completeNode(
 }
 
 /**
- * Schedules attempt `attempt + 1` of a failed node at `runAt`. `startedAt` (when the failed
+ * Schedules attempt `attempt + 1` of a failed `node` at `runAt`. `startedAt` (when the failed
  * attempt started) gives history its `durationMs`, as for a completion: the monitor's Gantt draws
  * a bar per attempt from it.
  */
-export function retryNode(tx: Tx, inst: InstanceHead, nodeId: string, error: SerializedError, attempt: number, runAt: number, startedAt?: number): void {
+export function retryNode(tx: Tx, inst: InstanceHead, node: CompiledNode, error: SerializedError, attempt: number, runAt: number, startedAt?: number): void {
   const { q, now } = tx;
+  const nodeId = node.id;
   q.nodes.park({ instanceId: inst.id, nodeId, status: 'RETRYING', wait: { kind: 'retry', until: runAt }, error });
-  q.schedule.insert({ instanceId: inst.id, nodeId, kind: 'run', at: runAt, retryCount: attempt, now });
+  q.schedule.insert({ instanceId: inst.id, nodeId, kind: 'run', at: runAt, retryCount: attempt, now, instant: node.type.instant });
   q.history.append({
     instanceId: inst.id,
     nodeId,

@@ -93,7 +93,7 @@ function recordOutcome(tx: Tx, o: Outcome, spare: SpareRow): void {
     }
     case 'failed':
       // A failing instance retries nothing: a running node's failure is recorded as final.
-      if (!o.final && node && inst.status !== 'COMPENSATING') retryNode(tx, inst, nodeId, o.error, step.attempt, now + backoffDelayMs(node.retry, step.attempt), step.startedAt);
+      if (!o.final && node && inst.status !== 'COMPENSATING') retryNode(tx, inst, node, o.error, step.attempt, now + backoffDelayMs(node.retry, step.attempt), step.startedAt);
       else failNode(tx, inst, wf, nodeId, o.error, step.attempt, o.decisions, step.startedAt);
       // Child instances still running for a node that stopped waiting (its timeout) are cancelled,
       // after the node left WAITING: their ends then find nothing waiting for them.

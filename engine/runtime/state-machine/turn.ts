@@ -14,7 +14,7 @@ import type { Dispatch, Tx } from './tx';
 /** Passed deadlines a loop turn fails at most (more wait for the next turn). */
 export const DEADLINES_PER_TURN = 64;
 
-/** Due rows that run no handler (timers, wait timeouts, wakes) a loop turn claims beyond its free slots, at most. */
+/** Due rows that run no handler taking time (timers, wait timeouts, wakes, ready nodes of instant types) a loop turn claims beyond its free slots, at most. */
 export const INSTANT_PER_TURN = 64;
 
 /** What a loop turn is asked to do. */
@@ -83,12 +83,13 @@ export function runTurn(tx: Tx, r: TurnRequest): TurnResult {
   // retries), up to a quarter of the slots (at least one) is kept for them, so running chains
   // cannot starve them; chains keep the rest, which keeps an instance's steps in this process
   // (measured against a backlog: 1/4 beat 1/2 and 1/8).
+  // Nodes of instant types (pass, delay, approval, …) start at once whatever the slots: they take none.
   let eagerSlots = 0;
   if (capacity > 0 && r.outcomes.length > 0) {
     const waiting = q.schedule.countDue({ now, limit: capacity });
     eagerSlots = capacity - Math.min(waiting, Math.ceil(capacity / 4));
   }
-  const dispatch: Dispatch | undefined = eagerSlots > 0 ? { owner: r.owner, leaseUntil: now + r.leaseMs, slots: eagerSlots, claims: [] } : undefined;
+  const dispatch: Dispatch | undefined = r.claiming && r.outcomes.length > 0 ? { owner: r.owner, leaseUntil: now + r.leaseMs, slots: eagerSlots, claims: [] } : undefined;
   const ctx: Tx = { ...tx, dispatch };
   if (r.isolated) {
     for (const o of r.outcomes) commitIsolated(ctx, o, r);
@@ -118,9 +119,10 @@ export function runTurn(tx: Tx, r: TurnRequest): TurnResult {
     }
   };
   if (left > 0) polled = claim(left, 'due');
-  // Due rows that run no handler (a timer firing, a wait's timeout, a wake) whatever the free
-  // slots: each settles at once after the commit, and waiting behind long handlers for a slot
-  // fired a 500 ms delay 15 s late. The worker lets them past its concurrency (it bounds handlers).
+  // Due rows that run no handler taking time (a timer firing, a wait's timeout, a wake, a ready
+  // pass, delay, approval or event) whatever the free slots: each settles at once after the
+  // commit, and waiting behind long handlers for a slot fired a 500 ms delay 15 s late and
+  // requested an approval 16 s late. The worker lets them past its concurrency (it bounds handlers).
   if (r.claiming) polled = polled.concat(claim(INSTANT_PER_TURN, 'instant'));
   const claimed = dispatch ? takeDispatched(tx, dispatch).concat(polled) : polled;
   return { claimed, slots: capacity, lostLeases };

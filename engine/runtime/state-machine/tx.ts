@@ -23,7 +23,7 @@ export interface Dispatch {
   readonly owner: string;
   /** Lease expiry of rows dispatched at once, epoch ms. */
   readonly leaseUntil: number;
-  /** Free handler slots left; each dispatch takes one. */
+  /** Free handler slots left (may be 0); each dispatch takes one, except of a node of an instant type (it settles at once). */
   slots: number;
   /** Dispatched so far in this transaction, in order. */
   readonly claims: EagerClaim[];
@@ -106,8 +106,8 @@ export function makeTx(q: Queries, now: number, workflow: (id: number) => Compil
 }
 
 /** Whether eager dispatch may start one more node in this transaction. */
-export function canDispatch(tx: Tx): tx is Tx & { dispatch: Dispatch } {
-  return tx.dispatch !== undefined && tx.dispatch.slots > 0;
+export function canDispatch(tx: Tx, instant = false): tx is Tx & { dispatch: Dispatch } {
+  return tx.dispatch !== undefined && (instant || tx.dispatch.slots > 0);
 }
 
 /** Deletes every schedule row of `instanceId` (it ended, or is cancelled) and notes it in {@link Tx.unscheduled}. */

@@ -86,20 +86,26 @@ describe('eager dispatch', () => {
   });
 
   it('makes nodes READY once every slot is taken (concurrency 1), and they still run', async () => {
-    ctx = tempEngine({ concurrency: 1 });
+    // x and y run handlers that take a slot (a pass would start whatever the slots: instant-rows.test.ts)
+    const held = heldNodes();
+    ctx = tempEngine({ registry: createDefaultRegistry().register(held.type), concurrency: 1 });
     const { engine } = ctx;
     await engine.deploy({
       name: 'fan',
-      nodes: [{ id: 's', type: 'pass' }, { id: 'x', type: 'pass' }, { id: 'y', type: 'pass' }],
+      nodes: [{ id: 's', type: 'pass' }, { id: 'x', type: 'held' }, { id: 'y', type: 'held' }],
       edges: [{ from: 's', to: 'x' }, { from: 's', to: 'y' }],
     });
     const id = await engine.start('fan', {});
     await engine.tick();
     await settle();
     await engine.tick();
+    await settle();
+    await engine.tick();
     const statuses = (await engine.getInstance(id)).nodes.map((n) => n.status).sort();
     // One slot: one of x, y started at once, the other waits READY for a claim.
     expect(statuses).toEqual(['COMPLETED', 'READY', 'RUNNING']);
+    expect(held.waiting).toBe(1);
+    held.letGo();
     await engine.runUntil(async () => (await engine.isSettled(id)), 10_000);
     expect((await engine.getInstance(id)).status).toBe('COMPLETED');
   });

@@ -1,10 +1,11 @@
 /**
- * Rows that run no handler — a delay's timer, a wait's timeout, the wake of an event that came —
- * are taken by every loop turn whatever its free slots (engine/runtime/state-machine/turn.ts,
- * index schedule_instant). Found by a newcomer's trial: with every slot held by long handlers,
- * a 500 ms delay and an approval's 500 ms timeout fired 15 s late, behind the handlers. Here the
- * one slot stays held by a handler that never settles until the test lets it go, the clock is
- * moved past the timers, and the turns must fire them anyway.
+ * Rows that run no handler taking time — a delay's timer, a wait's timeout, the wake of an event
+ * that came, a ready node of an instant type (pass, delay, approval, event) — are taken by every
+ * loop turn whatever its free slots (engine/runtime/state-machine/turn.ts, index
+ * schedule_instant). Found by newcomers' trials: with every slot held by long handlers, a 500 ms
+ * delay and an approval's 500 ms timeout fired 15 s late, and an approval after a delay was
+ * requested 16 s late, behind the handlers. Here the one slot stays held by a handler that never
+ * settles until the test lets it go, and the turns must run the rest anyway.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDefaultRegistry } from '../../../engine/nodes/registry';
@@ -71,5 +72,69 @@ describe('rows that run no handler', () => {
     held.letGo();
     await turns(3);
     expect((await engine.getInstance(busy)).status).toBe('COMPLETED');
+  });
+
+  it('nodes of instant types start while every handler slot is held, and a handler type still waits for it', async () => {
+    // given a worker with one slot held by a handler
+    const held = heldNodes();
+    const clock = new ManualClock(2_000_000);
+    ctx = tempEngine({ registry: createDefaultRegistry().register(held.type), concurrency: 1, clock });
+    const { engine } = ctx;
+    await engine.deploy({
+      name: 'chain',
+      nodes: [
+        { id: 'p', type: 'pass', config: { result: { ok: true } } },
+        { id: 'nap', type: 'delay', config: { durationMs: 500 } },
+        { id: 'ask', type: 'approval', config: { prompt: 'ok?' }, timeoutMs: 300 },
+      ],
+      edges: [
+        { from: 'p', to: 'nap' },
+        { from: 'nap', to: 'ask' },
+      ],
+    });
+    await engine.deploy({ name: 'hear', nodes: [{ id: 'ev', type: 'event', config: { name: 'go' } }], edges: [] });
+    await engine.deploy({ name: 'busy', nodes: [{ id: 'hold', type: 'held', config: {} }], edges: [] });
+    const turns = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        await engine.tick();
+        await settle();
+      }
+    };
+    const statuses = async (id: number) => Object.fromEntries((await engine.getInstance(id)).nodes.map((n) => [n.id, n.status]));
+    const busy = await engine.start('busy');
+    await turns(2);
+    expect(await statuses(busy)).toEqual({ hold: 'RUNNING' });
+
+    // when instances of instant types start and a second handler is queued, the slot still held
+    const chain = await engine.start('chain');
+    const hear = await engine.start('hear');
+    const queued = await engine.start('busy');
+    await turns(3);
+
+    // then the pass ran and the delay and the event wait; the second handler waits for the slot
+    expect(await statuses(chain)).toEqual({ p: 'COMPLETED', nap: 'WAITING', ask: 'PENDING' });
+    expect(await statuses(hear)).toEqual({ ev: 'WAITING' });
+    expect(await statuses(queued)).toEqual({ hold: 'READY' });
+    expect(held.waiting).toBe(1);
+
+    // when the delay is due: the approval is requested at once
+    clock.advance(500);
+    await turns(3);
+    expect(await statuses(chain)).toEqual({ p: 'COMPLETED', nap: 'COMPLETED', ask: 'WAITING' });
+    const requested = (await engine.history(chain)).find((h) => h.type === 'approval.requested');
+    expect(requested?.at).toBe(2_000_500);
+    // and its timeout fires on time, the event is taken, the handler still holding its slot
+    await engine.signal({ id: hear }, { event: 'go', data: {} });
+    clock.advance(300);
+    await turns(3);
+    expect((await engine.getInstance(chain)).nodes.find((n) => n.id === 'ask')).toMatchObject({ status: 'FAILED', error: { code: 'TIMEOUT' } });
+    expect((await engine.getInstance(hear)).status).toBe('COMPLETED');
+    expect(await statuses(queued)).toEqual({ hold: 'READY' });
+
+    // when the held handler lets go, the queued one takes the slot and runs
+    held.letGo();
+    await turns(4);
+    expect((await engine.getInstance(busy)).status).toBe('COMPLETED');
+    expect((await engine.getInstance(queued)).status).toBe('COMPLETED');
   });
 });

@@ -28,6 +28,7 @@ import { sql as m0010 } from './0010-history-state-start';
 import { sql as m0011 } from './0011-history-state-by-entry';
 import { sql as m0012 } from './0012-instance-business-key';
 import { sql as m0013 } from './0013-schedule-instant';
+import { sql as m0014 } from './0014-schedule-instant-steps';
 
 /** One migration: the SQL (several statements; run it without parameters) that brings a database to `version`. */
 export interface PgMigration {
@@ -50,6 +51,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   { version: 11, sql: m0011 },
   { version: 12, sql: m0012 },
   { version: 13, sql: m0013 },
+  { version: 14, sql: m0014 },
 ];
 
 /** The schema version this build writes. */

@@ -13,7 +13,7 @@
  */
 import type { ScheduleKind } from '../../../vocabulary';
 import { claimByPriority } from '../../../store/priority-claim';
-import { PARKED_AT, type ScheduleQueries, type ScheduleRow } from '../../../store/queries';
+import { isInstantRow, PARKED_AT, type ScheduleQueries, type ScheduleRow } from '../../../store/queries';
 import { instanceLockKeys, type PgTx } from './context';
 
 const ROW = `id, instance_id AS "instanceId", node_id AS "nodeId", kind, next_run_at AS "nextRunAt", retry_count AS "retryCount",
@@ -32,7 +32,7 @@ const DUE_AT_ZERO = claimSql(`priority = 0 AND`);
 const DUE_AT_LEVEL = claimSql(`priority <> 0 AND priority = $3 AND`);
 const HIGHEST = `SELECT max(priority) AS p FROM schedule WHERE priority <> 0 AND ($1::integer IS NULL OR priority < $1)`;
 const DUE_DEADLINES = claimSql(`kind = 'deadline' AND`);
-const DUE_INSTANT = claimSql(`kind IN ('timer', 'timeout', 'wake') AND`);
+const DUE_INSTANT = claimSql(`instant = 1 AND`);
 const COUNT_DUE = `SELECT count(*) AS n FROM (SELECT 1 FROM schedule WHERE next_run_at <= $1 LIMIT $2) d`;
 const TAKE = `DELETE FROM schedule WHERE id = $1 AND version = $2`;
 const LEASE = `UPDATE schedule SET lease_owner = $1, next_run_at = $2, lease_expires_at = $2, version = version + 1 WHERE id = $3 AND version = $4`;
@@ -47,11 +47,11 @@ const RELEASE_HELD = `UPDATE schedule SET next_run_at = $2 WHERE instance_id = $
 const RELEASE_HELD_PAUSED = `UPDATE schedule SET paused_ms = 0 WHERE instance_id = $1 AND next_run_at = $2 AND paused_ms IS NULL`;
 const UNPARK_FOR_INSTANCE = `UPDATE schedule SET next_run_at = $2 + paused_ms, paused_ms = NULL WHERE instance_id = $1 AND paused_ms IS NOT NULL`;
 const REUSE_FOR_RUN = `UPDATE schedule SET node_id = $1, kind = 'run', next_run_at = $2, lease_expires_at = $2, retry_count = 0,
-  version = version + 1, created_at = $3 WHERE id = $4`;
+  version = version + 1, created_at = $3, instant = 0 WHERE id = $4`;
 // A row's priority is its instance's.
 const PRIORITY_OF_1 = `coalesce((SELECT priority FROM instance WHERE id = $1), 0)`;
-const INSERT = `INSERT INTO schedule (instance_id, node_id, kind, next_run_at, retry_count, created_at, priority)
-  VALUES ($1, $2, $3, $4, $5, $6, ${PRIORITY_OF_1}) RETURNING id`;
+const INSERT = `INSERT INTO schedule (instance_id, node_id, kind, next_run_at, retry_count, created_at, instant, priority)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, ${PRIORITY_OF_1}) RETURNING id`;
 const INSERT_LEASED = `INSERT INTO schedule (instance_id, node_id, kind, next_run_at, lease_owner, lease_expires_at, created_at, priority)
   VALUES ($1, $2, 'run', $3, $4, $3, $5, ${PRIORITY_OF_1}) RETURNING id`;
 const DELETE = `DELETE FROM schedule WHERE id = $1`;
@@ -100,9 +100,9 @@ export function createScheduleQueries(tx: PgTx): ScheduleQueries {
     releaseHeld: ({ instanceId, now, paused }) =>
       paused ? forInstance(RELEASE_HELD_PAUSED, instanceId, PARKED_AT) : forInstance(RELEASE_HELD, instanceId, now, PARKED_AT),
     reuseForRun: ({ id, nodeId, leaseUntil, now }) => tx.exec(REUSE_FOR_RUN, [nodeId, leaseUntil, now, id]),
-    insert: ({ instanceId, nodeId, kind, at, retryCount, now }: { instanceId: number; nodeId: string | null; kind: ScheduleKind; at: number; retryCount: number; now: number }) => {
+    insert: ({ instanceId, nodeId, kind, at, retryCount, now, instant }: { instanceId: number; nodeId: string | null; kind: ScheduleKind; at: number; retryCount: number; now: number; instant?: boolean }) => {
       tx.lockInstance(instanceId);
-      return idOf(tx.run<{ id: number }>(INSERT, [instanceId, nodeId, kind, at, retryCount, now]).rows);
+      return idOf(tx.run<{ id: number }>(INSERT, [instanceId, nodeId, kind, at, retryCount, now, isInstantRow(kind, instant) ? 1 : 0]).rows);
     },
     insertLeased: ({ instanceId, nodeId, owner, leaseUntil, now }) => {
       tx.lockInstance(instanceId);
