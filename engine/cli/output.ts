@@ -118,8 +118,26 @@ export function plural(x: number, one: string, many = `${one}s`): string {
   return `${x.toLocaleString('en-US')} ${x === 1 ? one : many}`;
 }
 
-/** Rows as aligned columns (two spaces apart), padded by display width so CJK and emoji line up. */
+/** Control characters: C0, DEL and C1. */
+// eslint-disable-next-line no-control-regex -- matching them is the point
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
+const NAMED_CONTROL: Record<string, string> = { '\t': '\\t', '\n': '\\n', '\r': '\\r' };
+
+/**
+ * `text` with its control characters shown as escapes (`\t`, `\n`, `\r`, else `\u001b` …), for
+ * text the user gave (a business key, an error message) printed in a row or a line: a tab or a
+ * newline would break the columns, an escape sequence would drive the terminal.
+ */
+export function printable(text: string): string {
+  return text.replace(CONTROL, (c) => NAMED_CONTROL[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/**
+ * Rows as aligned columns (two spaces apart), padded by display width so CJK and emoji line up;
+ * control characters in a cell are shown as escapes ({@link printable}).
+ */
 export function table(rows: string[][]): string {
+  rows = rows.map((r) => r.map(printable));
   const widths: number[] = [];
   for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, displayWidth(c))));
   return rows

@@ -4,7 +4,7 @@ import { INSTANCE_STATUSES, PRIORITY_RANGE } from '../../vocabulary';
 import type { HistoryEvent, InstanceDetail } from '../../api/contract';
 import { withHost, type Call } from '../host';
 import { common, defaultActor, instanceIdArg, parseVariables, shownDb, positiveInt, integerIn, usage, type CliRun, type CommonOptions } from '../options';
-import { errorText, json, short, table, time } from '../output';
+import { errorText, json, printable, short, table, time } from '../output';
 import { describeInstance, waitAndReport } from '../report';
 
 /** Every history event of instance `id`, oldest first (all pages of `instance:history`). */
@@ -123,7 +123,7 @@ export function addInstanceCommands(program: Command, run: CliRun): void {
       .option('--wait', 'work the copy until it ends or needs a person; exit code by its status'),
   ).action(async (id: number, o: CommonOptions & { at: string; actor: string; wait?: boolean }) => {
     await withHost(o, io, 'write', async ({ engine, call }) => {
-      const { id: forkId } = await call('instance:fork', { id, at: /^\d+$/.test(o.at) ? Number(o.at) : o.at, actor: o.actor });
+      const { id: forkId } = await call('instance:fork', { id, at: o.at, actor: o.actor });
       if (o.wait) run.exitCode = await waitAndReport(engine, call, forkId, o, run);
       else if (o.json) json(io, { id: forkId });
       else io.stdout(`started instance ${forkId}, a copy of instance ${id} as of history entry ${o.at}\n`);
@@ -139,7 +139,7 @@ export function addInstanceCommands(program: Command, run: CliRun): void {
       .option('--at <entry>', 'as it was right after this history entry: its id, or an ISO 8601 time (the last entry at or before it)'),
   ).action(async (id: number, o: CommonOptions & { history?: boolean; at?: string }) => {
     await withHost(o, io, 'read', async ({ call }) => {
-      const past = o.at === undefined ? undefined : await call('instance:stateAt', { id, at: /^\d+$/.test(o.at) ? Number(o.at) : o.at });
+      const past = o.at === undefined ? undefined : await call('instance:stateAt', { id, at: o.at });
       const inst = past ? pastState(past.instance) : await call('instance:get', { id });
       const history = o.history ? (await fullHistory(call, id)).filter((h) => !past || h.id <= past.at.id) : undefined;
       const at = past ? { at: { ...past.at, position: past.position, entries: past.entries } } : {};
@@ -150,7 +150,7 @@ export function addInstanceCommands(program: Command, run: CliRun): void {
       }
       io.stdout(await describeInstance(call, inst, shownDb(o.db), o.plugin, { hints: !past }));
       io.stdout(
-        `created ${time(inst.createdAt)}, started ${time(inst.startedAt)}, ended ${time(inst.endedAt)}${inst.businessKey ? `, business key ${inst.businessKey}` : ''}${inst.priority ? `, priority ${inst.priority}` : ''}\n`,
+        `created ${time(inst.createdAt)}, started ${time(inst.startedAt)}, ended ${time(inst.endedAt)}${inst.businessKey ? `, business key ${printable(inst.businessKey)}` : ''}${inst.priority ? `, priority ${inst.priority}` : ''}\n`,
       );
       io.stdout(`variables: ${short(inst.variables, 2000)}\n`);
       if (!history) return;

@@ -28,8 +28,12 @@ function rowsText(d: PurgeCounts): string {
 export function pruneText(r: PruneReport): string {
   const s = r.byStatus;
   const head = `${r.dryRun ? 'would delete' : 'deleted'} ${plural(r.deleted.instances, 'instance')} (${n(s.COMPLETED)} COMPLETED, ${n(s.FAILED)} FAILED, ${n(s.CANCELLED)} CANCELLED, child instances included) ${rowsText(r.deleted)}`;
-  const held = r.heldBack === 0 ? '' : `; ${plural(r.heldBack, 'instance')} held back (a child instance still live, another process on it${r.heldForHistory > 0 ? `, or history not yet read: ${n(r.heldForHistory)}` : ''})`;
-  return `${head}${held}`;
+  const busy = r.heldBack - r.heldForHistory;
+  const kept = [
+    ...(busy > 0 ? [`${plural(busy, 'instance')} with a child instance still live or another process working on it`] : []),
+    ...(r.heldForHistory > 0 ? [`${plural(r.heldForHistory, 'instance')} whose history a change-feed consumer has not read yet`] : []),
+  ];
+  return kept.length === 0 ? head : `${head}; kept for now: ${kept.join(', and ')}`;
 }
 
 /** Adds `prune` and `delete` to `program`. */

@@ -115,6 +115,23 @@ describe('runnel hints and tables', () => {
     });
     expect(new Set(statusColumn).size).toBe(1);
   });
+
+  it('list and show print control characters of a business key as escapes: one row each, no terminal sequence', async () => {
+    const wf = path.join(tmp.dir, 'keyed.json');
+    fs.writeFileSync(wf, JSON.stringify({ name: 'keyed', nodes: [{ id: 'a', type: 'pass' }] }));
+    expect((await runCli('run', wf, '--business-key', 'order\t7\nx\u001b[31m', '--db', db)).code).toBe(0);
+    expect((await runCli('run', wf, '--business-key', 'plain', '--db', db)).code).toBe(0);
+    const lines = (await runCli('list', '--db', db)).stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(3);
+    expect(lines.map((l) => l.split(/ {2,}/).at(-1))).toEqual([
+      'NOTE',
+      'plain',
+      'order\\t7\\nx\\u001b[31m',
+    ]);
+    const shown = await runCli('show', '1', '--db', db);
+    expect(shown.stdout).toContain(', business key order\\t7\\nx\\u001b[31m\n');
+    expect([...shown.stdout].filter((c) => c < ' ' && c !== '\n')).toEqual([]);
+  });
 });
 
 describe('runnel export -o a FIFO', () => {

@@ -85,6 +85,12 @@ describe('runnel show --at and runnel fork', () => {
     const bad = await runCli('show', String(id), '--at', 'last tuesday', '--db', db);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^error: INVALID_INPUT: at: "last tuesday" is neither a history id/);
+    // entry 0 the same way (it was BAD_REQUEST, the API's minimum, where -5 was INVALID_INPUT)
+    for (const point of ['0', '-5']) {
+      const none = await runCli('show', String(id), '--at', point, '--db', db);
+      expect(none.code).toBe(2);
+      expect(none.stderr).toBe(`error: INVALID_INPUT: at: "${point}" is neither a history id (a positive integer) nor an ISO 8601 time (e.g. 2026-12-02T16:00:00Z)\n`);
+    }
     const outside = await runCli('show', String(id), '--at', '999999', '--db', db);
     expect(outside.code).toBe(2);
     expect(outside.stderr).toMatch(/at: history entry 999999 is not one of instance \d+'s; its history runs from entry/);
