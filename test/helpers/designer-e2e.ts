@@ -161,9 +161,33 @@ export async function dragFromPalette(page: Page, type: string, at?: { x: number
   return id;
 }
 
+/**
+ * Waits until the canvas's view has not moved for `quietMs` (its transform unchanged). A selection
+ * beside the properties drawer moves the view clear of it 150 ms later, over 200 ms
+ * (renderer/src/designer/Canvas.tsx): a pointer gesture aimed from positions read before that move
+ * lands elsewhere. On a loaded machine the move can start after Playwright's own stability check.
+ */
+export async function waitForStillView(page: Page, quietMs = 300): Promise<void> {
+  await page.waitForFunction(
+    (quiet) => {
+      const w = window as unknown as { rnViewT?: string; rnViewSince?: number };
+      const t = (document.querySelector('.react-flow__viewport') as HTMLElement | null)?.style.transform ?? '';
+      if (w.rnViewT !== t || w.rnViewSince === undefined) {
+        w.rnViewT = t;
+        w.rnViewSince = performance.now();
+        return false;
+      }
+      return performance.now() - w.rnViewSince >= quiet;
+    },
+    quietMs,
+    { polling: 50 },
+  );
+}
+
 /** Moves the mouse from node `from`'s output (or error output) handle onto node `to`'s input, holding the button; `release` ends it. */
 export async function dragConnection(page: Page, from: string, to: string, options: { handle?: 'out' | 'error'; release?: boolean } = {}): Promise<void> {
   const handle = options.handle ?? 'out';
+  await waitForStillView(page);
   const a = await nodeAt(page, from).locator(`.react-flow__handle[data-handleid="${handle}"]`).boundingBox();
   const b = await nodeAt(page, to).locator('.react-flow__handle[data-handleid="in"]').boundingBox();
   if (!a || !b) throw new Error(`no handles for ${from} → ${to}`);
@@ -180,10 +204,21 @@ export async function connect(page: Page, from: string, to: string, handle: 'out
 
 /** Selects node `id` alone by clicking it. */
 export async function selectNode(page: Page, id: string): Promise<void> {
-  // A click on a node of a multi-selection keeps the selection (to drag it): clear it first.
-  if ((await page.locator('[data-testid="properties-panel"][data-selection="many"]').count()) > 0) await clickPane(page);
-  await nodeAt(page, id).click();
-  await page.locator('[data-testid="properties-panel"][data-selection="node"]').waitFor();
+  const selected = page.locator(`[data-testid="properties-panel"][data-selection="node"][data-node="${cssString(id)}"]`);
+  // A click can land where the node was when the view moves under it (see waitForStillView):
+  // then it selected something else, or nothing, and it is made again once the view is still.
+  for (let attempt = 1; ; attempt++) {
+    // A click on a node of a multi-selection keeps the selection (to drag it): clear it first.
+    if ((await page.locator('[data-testid="properties-panel"][data-selection="many"]').count()) > 0) await clickPane(page);
+    await nodeAt(page, id).click();
+    try {
+      await selected.waitFor({ timeout: attempt < 3 ? 3000 : undefined });
+      return;
+    } catch (err) {
+      if (attempt >= 3) throw err;
+      await waitForStillView(page);
+    }
+  }
 }
 
 /** Renames the selected node through the properties panel's id field. */

@@ -596,7 +596,7 @@ export function PropertiesPanel({ onRename, onClose, showWorkflow }: { onRename(
   useEffect(() => editEnd, [editEnd, onlyNode, onlyEdge?.id, many]);
   if (onlyNode === undefined && onlyEdge === undefined && !many && !showWorkflow) return null;
   return (
-    <aside className="rn-props" data-testid="properties-panel" aria-label="Properties" onFocus={editStart} onBlur={editEnd} data-selection={onlyNode !== undefined ? 'node' : onlyEdge !== undefined ? 'edge' : many ? 'many' : 'workflow'}>
+    <aside className="rn-props" data-testid="properties-panel" aria-label="Properties" onFocus={editStart} onBlur={editEnd} data-selection={onlyNode !== undefined ? 'node' : onlyEdge !== undefined ? 'edge' : many ? 'many' : 'workflow'} data-node={onlyNode}>
       <button type="button" className="rn-props-close" aria-label="Close the properties" title="Close (clears the selection)" data-testid="close-properties" onClick={onClose}>
         ×
       </button>

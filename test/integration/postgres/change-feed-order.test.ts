@@ -77,7 +77,8 @@ async function holdWriter(gate: string, mode?: 'rollback'): Promise<{ child: Chi
 /** Advisory locks on the feed's key: who holds which mode, and who waits. */
 async function feedLocks(): Promise<{ mode: string; granted: boolean }[]> {
   const r = await admin.query<{ mode: string; granted: boolean }>(
-    `SELECT mode, granted FROM pg_locks WHERE locktype = 'advisory' AND classid = $1 AND objid = $2 AND objsubid = 1 ORDER BY granted DESC, mode`,
+    `SELECT mode, granted FROM pg_locks WHERE locktype = 'advisory' AND classid = $1 AND objid = $2 AND objsubid = 1
+       AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) ORDER BY granted DESC, mode`,
     [LOCK_CLASSID, LOCK_OBJID],
   );
   return r.rows;
