@@ -29,11 +29,14 @@ export interface ExpressionScope {
 
 /** Options of {@link evaluateExpression}. */
 export interface EvaluateOptions {
-  /** Wall-clock budget of one evaluation, in ms. Default {@link DEFAULT_EXPRESSION_TIMEOUT_MS}. */
+  /**
+   * Time limit of one evaluation, in ms: how long it may run, not counting time spent waiting for
+   * its turn while other evaluations run (expression-turns.ts). Default {@link DEFAULT_EXPRESSION_TIMEOUT_MS}.
+   */
   timeoutMs?: number;
 }
 
-/** Default wall-clock budget of one evaluation, in ms. */
+/** Default time limit of one evaluation, in ms (its own running time: see {@link EvaluateOptions.timeoutMs}). */
 export const DEFAULT_EXPRESSION_TIMEOUT_MS = 1000;
 
 /**
@@ -75,27 +78,28 @@ function beforeStep(expr: unknown, _input: unknown, environment: unknown): Promi
 const cache = new Map<string, Compiled>();
 
 /**
- * Compiles `src` once per (source, time limit).
+ * Compiles `src` once per source.
  *
- * The limits go to jsonata's own guardrails (jsonata 2.2 `timeout`/`stack`/`sequence` options,
- * checked on every AST step), per compiled expression and per evaluation. Regexes go to RE2
+ * The depth and sequence limits go to jsonata's own guardrails (jsonata 2.2 `stack`/`sequence`
+ * options, checked on every AST step); the time limit is each evaluation's turn token's
+ * (expression-turns.ts), checked from the same hook as its turns. Regexes go to RE2
  * through jsonata's `RegexEngine` option. The `__evaluate_entry` hook bound with `expr.assign`
  * finds each evaluation's own turn token in its bindings, so it stays correct when one cached
  * expression is evaluated by several instances at once.
  */
-export function compile(src: string, timeoutMs: number): Compiled {
-  const key = `${timeoutMs}\u0000${src}`;
-  const hit = cache.get(key);
+export function compile(src: string): Compiled {
+  const hit = cache.get(src);
   if (hit) {
     // Re-insert so the Map's insertion order approximates least-recently-used.
-    cache.delete(key);
-    cache.set(key, hit);
+    cache.delete(src);
+    cache.set(src, hit);
     return hit;
   }
   let compiled: Compiled;
   try {
     const expr = jsonata(src, {
-      timeout: timeoutMs,
+      // No `timeout`: jsonata's is wall-clock from the evaluation's start, and evaluations take
+      // turns; the time limit counts each one's own turns (expression-turns.ts).
       stack: MAX_EXPRESSION_DEPTH,
       sequence: MAX_EXPRESSION_SEQUENCE,
       // jsonata calls `new RegexEngine(literal)`, then `lastIndex` and `exec`: LinearRegExp has them.
@@ -108,7 +112,7 @@ export function compile(src: string, timeoutMs: number): Compiled {
     const { message, position } = describeJsonataError(err);
     compiled = position === undefined ? { ok: false, message } : { ok: false, message, position };
   }
-  cache.set(key, compiled);
+  cache.set(src, compiled);
   if (cache.size > CACHE_LIMIT) {
     const oldest = cache.keys().next();
     if (!oldest.done) cache.delete(oldest.value);
@@ -175,7 +179,7 @@ export type ParsedExpression =
  * construct. Compiled expressions are cached (bounded), so validating then evaluating parses once.
  */
 export function parseExpression(src: string): ParsedExpression {
-  const compiled = compile(src, DEFAULT_EXPRESSION_TIMEOUT_MS);
+  const compiled = compile(src);
   if (compiled.ok) {
     const first = compiled.unsupported[0];
     if (first === undefined) return { ok: true };
@@ -190,7 +194,7 @@ export function parseExpression(src: string): ParsedExpression {
 
 /** Whether `src` is JSONata syntax (whether or not every part can run). */
 export function parses(src: string): boolean {
-  return compile(src, DEFAULT_EXPRESSION_TIMEOUT_MS).ok;
+  return compile(src).ok;
 }
 
 /**
@@ -215,7 +219,7 @@ export async function evaluateExpression(
   opts: EvaluateOptions = {},
 ): Promise<unknown> {
   const timeoutMs = Math.max(1, Math.floor(opts.timeoutMs ?? DEFAULT_EXPRESSION_TIMEOUT_MS));
-  const compiled = compile(src, timeoutMs);
+  const compiled = compile(src);
   if (!compiled.ok) {
     throw new EngineError(
       'EXPRESSION_ERROR',
@@ -232,7 +236,7 @@ export async function evaluateExpression(
     });
   }
   let value: unknown;
-  const turn = newTurnToken();
+  const turn = newTurnToken(timeoutMs);
   try {
     value = await compiled.expr.evaluate(scope.variables, {
       steps: scope.steps ?? {},

@@ -6,7 +6,7 @@
  *
  * Shared with the renderer: imports nothing from Node.
  */
-import { compile, DEFAULT_EXPRESSION_TIMEOUT_MS, type ExpressionScope } from './expression-core';
+import { compile, type ExpressionScope } from './expression-core';
 
 /** A variable an expression reads, and whether it only tests presence (`$exists(x)`). */
 export interface Reference {
@@ -134,7 +134,7 @@ function collect(node: AstNode, root: boolean, presenceOnly: boolean, out: Refer
 
 /** Every global and binding `src` reads, with repeats, in order; none when it does not parse. */
 export function references(src: string): Reference[] {
-  const compiled = compile(src, DEFAULT_EXPRESSION_TIMEOUT_MS);
+  const compiled = compile(src);
   if (!compiled.ok) return [];
   const out: Reference[] = [];
   collect(compiled.expr.ast() as unknown as AstNode, true, false, out);
