@@ -21,7 +21,7 @@ import { DAMAGED_RETRY_MS, type ClaimedStep } from './state-machine/claim';
 import { isInstantRow, type ScheduleRow } from '../store/queries';
 import type { Outcome } from './state-machine/outcome';
 import { IsolateOutcomes, runTurn, type TurnResult } from './state-machine/turn';
-import { makeTx, type Abort, type Dispatch, type Tx } from './state-machine/tx';
+import { INSTANT_DISPATCH_PER_TX, makeTx, type Abort, type Dispatch, type Tx } from './state-machine/tx';
 import { ScheduleFirer } from './schedules';
 
 /** Tunables of the worker loop. */
@@ -225,12 +225,13 @@ export class Worker {
    * ready start in it, leased to this worker. Call inside the transaction (the lease dates from it).
    */
   offerDispatch(now: number): DispatchOffer {
-    const slots = this.running && this.claiming ? this.freeSlots() : 0;
-    if (slots <= 0) return { dispatch: undefined, launch: () => undefined, abandon: () => undefined };
+    if (!this.running || !this.claiming) return { dispatch: undefined, launch: () => undefined, abandon: () => undefined };
+    // Entry nodes of instant types start whatever the slots (bounded per transaction).
+    const slots = Math.max(0, this.freeSlots());
     this.held += slots;
     let settled = false;
     return {
-      dispatch: { owner: this.opts.owner, leaseUntil: now + this.opts.leaseMs, slots, claims: [] },
+      dispatch: { owner: this.opts.owner, leaseUntil: now + this.opts.leaseMs, slots, instant: INSTANT_DISPATCH_PER_TX, claims: [] },
       launch: (claimed) => {
         if (settled) return;
         settled = true;

@@ -6,7 +6,7 @@ import { EngineError, type SerializedError } from '../../errors';
 import { isTerminal, startsNothing } from '../../vocabulary';
 import type { CompiledWorkflow } from '../compiled';
 import { concurrencyKey, PARKED_AT, type InstanceHead, type NewNode, type Pins, type Suspension } from '../../store/queries';
-import { testMark, unschedule, type InstanceRef, type Tx } from './tx';
+import { takeDispatch, testMark, unschedule, type InstanceRef, type Tx } from './tx';
 import { continueCompensation } from './compensation';
 import { cancelChildren, childEnded } from './children';
 import { admits, releaseSlot } from './concurrency';
@@ -36,7 +36,7 @@ export interface CreateOptions {
 /**
  * Creates an instance of `wf` at `tx.now` with its node states and the schedule rows of its
  * entry nodes (and of its deadline); returns the new id. While `tx.dispatch` has free slots
- * (whatever they are, for entry nodes of instant types), entry nodes start at once (RUNNING,
+ * (for entry nodes of instant types: instant starts), entry nodes start at once (RUNNING,
  * leased to the worker) and the instance is created RUNNING.
  * A child instance names its `parent`.
  *
@@ -61,9 +61,10 @@ export function createInstance(tx: Tx, wf: CompiledWorkflow, variablesJson: stri
   // (taken below, with their schedule rows), else READY; the others PENDING.
   const d = held ? undefined : tx.dispatch;
   let free = d?.slots ?? 0;
+  let instantFree = d?.instant ?? 0;
   const nodes: NewNode[] = [];
   for (const n of wf.nodes.values()) {
-    const status = n.incoming.length > 0 ? 'PENDING' : d !== undefined && (n.type.instant === true || free-- > 0) ? 'RUNNING' : 'READY';
+    const status = n.incoming.length > 0 ? 'PENDING' : (n.type.instant === true ? instantFree-- : free--) > 0 ? 'RUNNING' : 'READY';
     nodes.push({ nodeId: n.id, status, attemptLimit: n.retry.maxAttempts, pendingIn: n.incoming.length });
   }
   const running = nodes.some((n) => n.status === 'RUNNING');
@@ -88,7 +89,7 @@ export function createInstance(tx: Tx, wf: CompiledWorkflow, variablesJson: stri
   for (const n of nodes) {
     if (n.status === 'RUNNING' && d !== undefined) {
       const scheduleId = q.schedule.insertLeased({ instanceId: id, nodeId: n.nodeId, owner: d.owner, leaseUntil: d.leaseUntil, now });
-      if (wf.nodes.get(n.nodeId)?.type.instant !== true) d.slots--;
+      takeDispatch(d, wf.nodes.get(n.nodeId)?.type.instant === true);
       d.claims.push({ scheduleId, version: 1, instanceId: id, workflowId: wf.id, nodeId: n.nodeId, attempt: 1, attemptLimit: n.attemptLimit });
       started.push(n.nodeId);
     } else if (n.status === 'READY') {

@@ -5,7 +5,7 @@
 import type { SerializedError } from '../../errors';
 import type { CompiledNode, CompiledWorkflow } from '../compiled';
 import type { InstanceHead } from '../../store/queries';
-import { canDispatch, testMark, type InstanceRef, type SpareRow, type Tx } from './tx';
+import { canDispatch, takeDispatch, testMark, type InstanceRef, type SpareRow, type Tx } from './tx';
 import { failInstance, settle, suspend } from './instance';
 import { continueCompensation } from './compensation';
 
@@ -20,8 +20,8 @@ export interface EdgeDecision {
 /**
  * Resolves one incoming edge of `to`; when all are resolved, makes it READY (a run row due now)
  * or SKIPPED, and a skip flows on through every edge leaving it (DESIGN.md section 3). While
- * `tx.dispatch` has free slots (whatever they are for a node of an instant type, which takes
- * none), a node that becomes ready is started at once instead, taking over
+ * `tx.dispatch` has a free slot (for a node of an instant type: one of its instant starts), a
+ * node that becomes ready is started at once instead, taking over
  * `spare` (the consumed claim's schedule row) when it belongs to the same instance. Returns
  * whether some node became READY or RUNNING.
  */
@@ -51,7 +51,7 @@ export function resolveEdge(tx: Tx, inst: InstanceRef, wf: CompiledWorkflow, to:
     } else {
       scheduleId = q.schedule.insertLeased({ instanceId, nodeId: to, owner: d.owner, leaseUntil: d.leaseUntil, now });
     }
-    if (!instant) d.slots--;
+    takeDispatch(d, instant);
     d.claims.push({ scheduleId, version, instanceId, workflowId: wf.id, nodeId: to, attempt: r.attempt, attemptLimit: r.attemptLimit });
     tx.events.push({ type: 'node.changed', instanceId, nodeId: to, status: 'RUNNING', attempt: r.attempt, ...testMark(inst) });
     return true;

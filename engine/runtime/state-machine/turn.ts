@@ -9,7 +9,7 @@ import type { ScheduleRow } from '../../store/queries';
 import type { ClaimedStep } from './claim';
 import { claimDue, extendLeases, fireDeadlines, isDamagedRow, recordClockJump, takeDispatched } from './claim';
 import { commitOutcome, type Outcome } from './outcome';
-import type { Dispatch, Tx } from './tx';
+import { INSTANT_DISPATCH_PER_TX, type Dispatch, type Tx } from './tx';
 
 /** Passed deadlines a loop turn fails at most (more wait for the next turn). */
 export const DEADLINES_PER_TURN = 64;
@@ -83,13 +83,15 @@ export function runTurn(tx: Tx, r: TurnRequest): TurnResult {
   // retries), up to a quarter of the slots (at least one) is kept for them, so running chains
   // cannot starve them; chains keep the rest, which keeps an instance's steps in this process
   // (measured against a backlog: 1/4 beat 1/2 and 1/8).
-  // Nodes of instant types (pass, delay, approval, …) start at once whatever the slots: they take none.
+  // Nodes of instant types (pass, delay, approval, …) start at once whatever the slots: they take
+  // none, up to INSTANT_DISPATCH_PER_TX a turn (beyond it they are READY, for the instant claims).
   let eagerSlots = 0;
   if (capacity > 0 && r.outcomes.length > 0) {
     const waiting = q.schedule.countDue({ now, limit: capacity });
     eagerSlots = capacity - Math.min(waiting, Math.ceil(capacity / 4));
   }
-  const dispatch: Dispatch | undefined = r.claiming && r.outcomes.length > 0 ? { owner: r.owner, leaseUntil: now + r.leaseMs, slots: eagerSlots, claims: [] } : undefined;
+  const dispatch: Dispatch | undefined =
+    r.claiming && r.outcomes.length > 0 ? { owner: r.owner, leaseUntil: now + r.leaseMs, slots: eagerSlots, instant: INSTANT_DISPATCH_PER_TX, claims: [] } : undefined;
   const ctx: Tx = { ...tx, dispatch };
   if (r.isolated) {
     for (const o of r.outcomes) commitIsolated(ctx, o, r);

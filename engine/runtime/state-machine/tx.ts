@@ -23,8 +23,13 @@ export interface Dispatch {
   readonly owner: string;
   /** Lease expiry of rows dispatched at once, epoch ms. */
   readonly leaseUntil: number;
-  /** Free handler slots left (may be 0); each dispatch takes one, except of a node of an instant type (it settles at once). */
+  /** Free handler slots left (may be 0); each dispatch of a node whose handler takes time takes one. */
   slots: number;
+  /**
+   * Starts left for nodes of instant types (pass, delay, approval, …), which take no slot: bounded
+   * so that chains of them cannot make a turn, and the turn after it, arbitrarily long.
+   */
+  instant: number;
   /** Dispatched so far in this transaction, in order. */
   readonly claims: EagerClaim[];
 }
@@ -107,8 +112,17 @@ export function makeTx(q: Queries, now: number, workflow: (id: number) => Compil
 
 /** Whether eager dispatch may start one more node in this transaction. */
 export function canDispatch(tx: Tx, instant = false): tx is Tx & { dispatch: Dispatch } {
-  return tx.dispatch !== undefined && (instant || tx.dispatch.slots > 0);
+  return tx.dispatch !== undefined && (instant ? tx.dispatch.instant : tx.dispatch.slots) > 0;
 }
+
+/** Takes what a dispatch of a node of `instant` type costs: a slot, or one of the instant starts. */
+export function takeDispatch(d: Dispatch, instant: boolean): void {
+  if (instant) d.instant--;
+  else d.slots--;
+}
+
+/** Starts of nodes of instant types one transaction dispatches at most ({@link Dispatch.instant}). */
+export const INSTANT_DISPATCH_PER_TX = 256;
 
 /** Deletes every schedule row of `instanceId` (it ended, or is cancelled) and notes it in {@link Tx.unscheduled}. */
 export function unschedule(tx: Tx, instanceId: number): void {

@@ -10,6 +10,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDefaultRegistry } from '../../../engine/nodes/registry';
 import { ManualClock } from '../../../engine/runtime/clock';
+import { INSTANT_DISPATCH_PER_TX } from '../../../engine/runtime/state-machine/tx';
+import { INSTANT_PER_TURN } from '../../../engine/runtime/state-machine/turn';
 import { heldNodes } from '../../helpers/held-node';
 import { tempEngine } from '../../helpers/temp-engine';
 
@@ -136,5 +138,39 @@ describe('rows that run no handler', () => {
     await turns(4);
     expect((await engine.getInstance(busy)).status).toBe('COMPLETED');
     expect((await engine.getInstance(queued)).status).toBe('COMPLETED');
+  });
+
+  it('a turn starts at most INSTANT_DISPATCH_PER_TX steps of instant types at once; the rest wait READY for the next turns', async () => {
+    // given a pass that fans out to 600 passes (more than a turn dispatches)
+    const fan = 600;
+    expect(fan).toBeGreaterThan(INSTANT_DISPATCH_PER_TX + INSTANT_PER_TURN);
+    ctx = tempEngine({ concurrency: 1, clock: new ManualClock(3_000_000) });
+    const { engine } = ctx;
+    const leaves = Array.from({ length: fan }, (_, i) => `p${i}`);
+    await engine.deploy({
+      name: 'wide',
+      nodes: [{ id: 's', type: 'pass' }, ...leaves.map((id) => ({ id, type: 'pass' }))],
+      edges: leaves.map((to) => ({ from: 's', to })),
+    });
+    const id = await engine.start('wide');
+    const counts = async () => {
+      const c: Record<string, number> = {};
+      for (const n of (await engine.getInstance(id)).nodes) c[n.status] = (c[n.status] ?? 0) + 1;
+      return c;
+    };
+    // when the turn that commits s's completion runs
+    while ((await engine.getInstance(id)).nodes.find((n) => n.id === 's')?.status !== 'COMPLETED') {
+      await engine.tick();
+      await settle();
+    }
+    // then it started INSTANT_DISPATCH_PER_TX at once and claimed INSTANT_PER_TURN of the READY rest
+    expect(await counts()).toEqual({ COMPLETED: 1, RUNNING: INSTANT_DISPATCH_PER_TX + INSTANT_PER_TURN, READY: fan - INSTANT_DISPATCH_PER_TX - INSTANT_PER_TURN });
+    // and the following turns finish the rest, whatever the one slot
+    for (let i = 0; i < 6 && (await engine.getInstance(id)).status !== 'COMPLETED'; i++) {
+      await engine.tick();
+      await settle();
+    }
+    expect((await engine.getInstance(id)).status).toBe('COMPLETED');
+    expect(await counts()).toEqual({ COMPLETED: fan + 1 });
   });
 });
