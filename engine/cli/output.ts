@@ -118,18 +118,24 @@ export function plural(x: number, one: string, many = `${one}s`): string {
   return `${x.toLocaleString('en-US')} ${x === 1 ? one : many}`;
 }
 
-/** Control characters: C0, DEL and C1. */
+/**
+ * What {@link printable} escapes: the backslash (its escape character), C0 and C1 control
+ * characters and DEL, the line and paragraph separators, and the bidirectional controls (an RLO
+ * reorders the rest of the line). Joiners stay: emoji sequences need them.
+ */
 // eslint-disable-next-line no-control-regex -- matching them is the point
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
-const NAMED_CONTROL: Record<string, string> = { '\t': '\\t', '\n': '\\n', '\r': '\\r' };
+const UNPRINTABLE = /[\\\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const NAMED: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
 
 /**
- * `text` with its control characters shown as escapes (`\t`, `\n`, `\r`, else `\u001b` …), for
- * text the user gave (a business key, an error message) printed in a row or a line: a tab or a
- * newline would break the columns, an escape sequence would drive the terminal.
+ * `text` as one unambiguous line for a terminal: a backslash doubled, control characters shown as
+ * escapes (`\t`, `\n`, `\r`, else `\u001b` …), and likewise the line separators and the
+ * bidirectional controls. For text the user gave (a business key, an error message) printed in a
+ * row or a line: a tab or a newline would break the columns, an escape sequence would drive the
+ * terminal, and two different keys must not print alike (`--json` gives the text as it is).
  */
 export function printable(text: string): string {
-  return text.replace(CONTROL, (c) => NAMED_CONTROL[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return text.replace(UNPRINTABLE, (c) => NAMED[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /**

@@ -33,7 +33,7 @@ export function pruneText(r: PruneReport): string {
     ...(busy > 0 ? [`${plural(busy, 'instance')} with a child instance still live or another process working on it`] : []),
     ...(r.heldForHistory > 0 ? [`${plural(r.heldForHistory, 'instance')} whose history a change-feed consumer has not read yet`] : []),
   ];
-  return kept.length === 0 ? head : `${head}; kept for now: ${kept.join(', and ')}`;
+  return kept.length === 0 ? head : `${head}; kept for now, with their child instances: ${kept.join(', and ')}`;
 }
 
 /** Adds `prune` and `delete` to `program`. */

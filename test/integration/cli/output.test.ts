@@ -116,15 +116,20 @@ describe('runnel hints and tables', () => {
     expect(new Set(statusColumn).size).toBe(1);
   });
 
-  it('list and show print control characters of a business key as escapes: one row each, no terminal sequence', async () => {
+  it('list and show print control characters of a business key as escapes: one row each, no terminal sequence, no two keys alike', async () => {
     const wf = path.join(tmp.dir, 'keyed.json');
     fs.writeFileSync(wf, JSON.stringify({ name: 'keyed', nodes: [{ id: 'a', type: 'pass' }] }));
     expect((await runCli('run', wf, '--business-key', 'order\t7\nx\u001b[31m', '--db', db)).code).toBe(0);
     expect((await runCli('run', wf, '--business-key', 'plain', '--db', db)).code).toBe(0);
+    // a backslash and a t (not a tab), and a right-to-left override (it would reorder the row)
+    expect((await runCli('run', wf, '--business-key', 'order\\t7', '--db', db)).code).toBe(0);
+    expect((await runCli('run', wf, '--business-key', 'x\u202e end', '--db', db)).code).toBe(0);
     const lines = (await runCli('list', '--db', db)).stdout.trimEnd().split('\n');
-    expect(lines).toHaveLength(3);
+    expect(lines).toHaveLength(5);
     expect(lines.map((l) => l.split(/ {2,}/).at(-1))).toEqual([
       'NOTE',
+      'x\\u202e end',
+      'order\\\\t7',
       'plain',
       'order\\t7\\nx\\u001b[31m',
     ]);

@@ -23,10 +23,10 @@ const HEAD = 'deleted 3 instances (2 COMPLETED, 1 FAILED, 0 CANCELLED, child ins
 describe('prune summary', () => {
   it('names what it kept for now, by reason, and nothing when it kept none', () => {
     expect(pruneText(report(0, 0))).toBe(HEAD);
-    expect(pruneText(report(1, 0))).toBe(`${HEAD}; kept for now: 1 instance with a child instance still live or another process working on it`);
-    expect(pruneText(report(2, 2))).toBe(`${HEAD}; kept for now: 2 instances whose history a change-feed consumer has not read yet`);
+    expect(pruneText(report(1, 0))).toBe(`${HEAD}; kept for now, with their child instances: 1 instance with a child instance still live or another process working on it`);
+    expect(pruneText(report(2, 2))).toBe(`${HEAD}; kept for now, with their child instances: 2 instances whose history a change-feed consumer has not read yet`);
     expect(pruneText(report(5, 2))).toBe(
-      `${HEAD}; kept for now: 3 instances with a child instance still live or another process working on it, and 2 instances whose history a change-feed consumer has not read yet`,
+      `${HEAD}; kept for now, with their child instances: 3 instances with a child instance still live or another process working on it, and 2 instances whose history a change-feed consumer has not read yet`,
     );
   });
 });
