@@ -18,6 +18,21 @@ import { tempEngine } from '../../helpers/temp-engine';
 /** Lets what the last turn launched settle (handlers run in microtasks and immediates). */
 const settle = () => new Promise<void>((resolve) => setTimeout(resolve, 30));
 
+type TestEngine = ReturnType<typeof tempEngine>['engine'];
+
+/** `n` worker turns, each followed by the settling of what it launched. */
+async function turns(engine: TestEngine, n: number): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    await engine.tick();
+    await settle();
+  }
+}
+
+/** Each node's status in instance `id`, by node id. */
+async function statuses(engine: TestEngine, id: number): Promise<Record<string, string>> {
+  return Object.fromEntries((await engine.getInstance(id)).nodes.map((n) => [n.id, n.status]));
+}
+
 describe('rows that run no handler', () => {
   let ctx: ReturnType<typeof tempEngine>;
   afterEach(async () => ctx.close());
@@ -38,31 +53,23 @@ describe('rows that run no handler', () => {
     });
     await engine.deploy({ name: 'asks', nodes: [{ id: 'ask', type: 'approval', config: { prompt: 'ok?' }, timeoutMs: 500 }], edges: [] });
     await engine.deploy({ name: 'busy', nodes: [{ id: 'hold', type: 'held', config: {} }], edges: [] });
-    /** Worker turns, each followed by the settling of what it launched. */
-    const turns = async (n: number) => {
-      for (let i = 0; i < n; i++) {
-        await engine.tick();
-        await settle();
-      }
-    };
     const waits = await engine.start('waits');
     const asks = await engine.start('asks');
-    await turns(6);
-    const statuses = async (id: number) => Object.fromEntries((await engine.getInstance(id)).nodes.map((n) => [n.id, n.status]));
-    expect(await statuses(waits)).toEqual({ nap: 'WAITING', go: 'WAITING' });
-    expect(await statuses(asks)).toEqual({ ask: 'WAITING' });
+    await turns(engine, 6);
+    expect(await statuses(engine, waits)).toEqual({ nap: 'WAITING', go: 'WAITING' });
+    expect(await statuses(engine, asks)).toEqual({ ask: 'WAITING' });
     const busy = await engine.start('busy');
-    await turns(2);
+    await turns(engine, 2);
     expect((await engine.getInstance(busy)).nodes[0]?.status).toBe('RUNNING');
 
     // when the event comes and the clock passes the timer and the timeout, the slot still held
     await engine.signal({ id: waits }, { event: 'go', data: { n: 1 } });
     clock.advance(1000);
-    await turns(3);
+    await turns(engine, 3);
 
     // then each fired: the delay and the event completed the instance, the approval timed out
     expect((await engine.getInstance(waits)).status).toBe('COMPLETED');
-    expect(await statuses(waits)).toEqual({ nap: 'COMPLETED', go: 'COMPLETED' });
+    expect(await statuses(engine, waits)).toEqual({ nap: 'COMPLETED', go: 'COMPLETED' });
     const fired = (await engine.history(waits)).find((h) => h.type === 'timer.fired');
     expect((fired?.data as { lateMs: number }).lateMs).toBe(500);
     const a = await engine.getInstance(asks);
@@ -72,7 +79,7 @@ describe('rows that run no handler', () => {
     expect((await engine.getInstance(busy)).nodes[0]?.status).toBe('RUNNING');
     expect(held.waiting).toBe(1);
     held.letGo();
-    await turns(3);
+    await turns(engine, 3);
     expect((await engine.getInstance(busy)).status).toBe('COMPLETED');
   });
 
@@ -96,46 +103,39 @@ describe('rows that run no handler', () => {
     });
     await engine.deploy({ name: 'hear', nodes: [{ id: 'ev', type: 'event', config: { name: 'go' } }], edges: [] });
     await engine.deploy({ name: 'busy', nodes: [{ id: 'hold', type: 'held', config: {} }], edges: [] });
-    const turns = async (n: number) => {
-      for (let i = 0; i < n; i++) {
-        await engine.tick();
-        await settle();
-      }
-    };
-    const statuses = async (id: number) => Object.fromEntries((await engine.getInstance(id)).nodes.map((n) => [n.id, n.status]));
     const busy = await engine.start('busy');
-    await turns(2);
-    expect(await statuses(busy)).toEqual({ hold: 'RUNNING' });
+    await turns(engine, 2);
+    expect(await statuses(engine, busy)).toEqual({ hold: 'RUNNING' });
 
     // when instances of instant types start and a second handler is queued, the slot still held
     const chain = await engine.start('chain');
     const hear = await engine.start('hear');
     const queued = await engine.start('busy');
-    await turns(3);
+    await turns(engine, 3);
 
     // then the pass ran and the delay and the event wait; the second handler waits for the slot
-    expect(await statuses(chain)).toEqual({ p: 'COMPLETED', nap: 'WAITING', ask: 'PENDING' });
-    expect(await statuses(hear)).toEqual({ ev: 'WAITING' });
-    expect(await statuses(queued)).toEqual({ hold: 'READY' });
+    expect(await statuses(engine, chain)).toEqual({ p: 'COMPLETED', nap: 'WAITING', ask: 'PENDING' });
+    expect(await statuses(engine, hear)).toEqual({ ev: 'WAITING' });
+    expect(await statuses(engine, queued)).toEqual({ hold: 'READY' });
     expect(held.waiting).toBe(1);
 
     // when the delay is due: the approval is requested at once
     clock.advance(500);
-    await turns(3);
-    expect(await statuses(chain)).toEqual({ p: 'COMPLETED', nap: 'COMPLETED', ask: 'WAITING' });
+    await turns(engine, 3);
+    expect(await statuses(engine, chain)).toEqual({ p: 'COMPLETED', nap: 'COMPLETED', ask: 'WAITING' });
     const requested = (await engine.history(chain)).find((h) => h.type === 'approval.requested');
     expect(requested?.at).toBe(2_000_500);
     // and its timeout fires on time, the event is taken, the handler still holding its slot
     await engine.signal({ id: hear }, { event: 'go', data: {} });
     clock.advance(300);
-    await turns(3);
+    await turns(engine, 3);
     expect((await engine.getInstance(chain)).nodes.find((n) => n.id === 'ask')).toMatchObject({ status: 'FAILED', error: { code: 'TIMEOUT' } });
     expect((await engine.getInstance(hear)).status).toBe('COMPLETED');
-    expect(await statuses(queued)).toEqual({ hold: 'READY' });
+    expect(await statuses(engine, queued)).toEqual({ hold: 'READY' });
 
     // when the held handler lets go, the queued one takes the slot and runs
     held.letGo();
-    await turns(4);
+    await turns(engine, 4);
     expect((await engine.getInstance(busy)).status).toBe('COMPLETED');
     expect((await engine.getInstance(queued)).status).toBe('COMPLETED');
   });
@@ -159,17 +159,11 @@ describe('rows that run no handler', () => {
       return c;
     };
     // when the turn that commits s's completion runs
-    while ((await engine.getInstance(id)).nodes.find((n) => n.id === 's')?.status !== 'COMPLETED') {
-      await engine.tick();
-      await settle();
-    }
+    for (let i = 0; i < 5 && (await statuses(engine, id))['s'] !== 'COMPLETED'; i++) await turns(engine, 1);
     // then it started INSTANT_DISPATCH_PER_TX at once and claimed INSTANT_PER_TURN of the READY rest
     expect(await counts()).toEqual({ COMPLETED: 1, RUNNING: INSTANT_DISPATCH_PER_TX + INSTANT_PER_TURN, READY: fan - INSTANT_DISPATCH_PER_TX - INSTANT_PER_TURN });
     // and the following turns finish the rest, whatever the one slot
-    for (let i = 0; i < 6 && (await engine.getInstance(id)).status !== 'COMPLETED'; i++) {
-      await engine.tick();
-      await settle();
-    }
+    for (let i = 0; i < 6 && (await engine.getInstance(id)).status !== 'COMPLETED'; i++) await turns(engine, 1);
     expect((await engine.getInstance(id)).status).toBe('COMPLETED');
     expect(await counts()).toEqual({ COMPLETED: fan + 1 });
   });
