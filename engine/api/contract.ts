@@ -78,7 +78,7 @@ import {
 } from './schemas';
 
 /** A history entry of an instance: its id, or an ISO 8601 time (the last entry at or before it). */
-const historyPoint = z.union([rowId, z.string().min(1).max(64)]);
+const historyPoint = z.union([rowId, z.string().max(64)]);
 
 /** A change feed cursor: a history id, 0 before the first entry. */
 const cursor = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);

@@ -138,12 +138,22 @@ export function printable(text: string): string {
   return text.replace(UNPRINTABLE, (c) => NAMED[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
+/** What JSON text leaves as it is and a terminal should not get raw: DEL, C1, the line separators, the bidirectional controls. */
+const JSON_UNPRINTABLE = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
 /**
- * Rows as aligned columns (two spaces apart), padded by display width so CJK and emoji line up;
- * control characters in a cell are shown as escapes ({@link printable}).
+ * `value` as one line of JSON a terminal shows as it is: JSON escapes the other control
+ * characters and the backslash itself; these get `\uXXXX` escapes too (still valid JSON).
+ */
+export function jsonLine(value: unknown): string {
+  return (JSON.stringify(value) ?? '').replace(JSON_UNPRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/**
+ * Rows as aligned columns (two spaces apart), padded by display width so CJK and emoji line up.
+ * Cells are printed as given: pass text a user gave through {@link printable} or {@link short}.
  */
 export function table(rows: string[][]): string {
-  rows = rows.map((r) => r.map(printable));
   const widths: number[] = [];
   for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, displayWidth(c))));
   return rows
@@ -161,9 +171,12 @@ export function time(ms: number | null | undefined): string {
   return ms === null || ms === undefined ? '-' : new Date(ms).toISOString().replace('T', ' ').slice(0, 23);
 }
 
-/** A value as one line of at most `max` characters (JSON unless a string), cut with `…`. */
+/**
+ * A value as one printable line of at most `max` characters, cut with `…`: a string through
+ * {@link printable}, anything else as {@link jsonLine}.
+ */
 export function short(value: unknown, max = 200): string {
-  const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? '');
+  const text = typeof value === 'string' ? printable(value) : jsonLine(value);
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 

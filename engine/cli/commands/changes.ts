@@ -15,7 +15,7 @@ import { Faults } from '../../api';
 import { ExitCode } from '../exit-codes';
 import { withHost, type Call } from '../host';
 import { common, positiveInt, type CliRun, type CommonOptions } from '../options';
-import { json, table, time } from '../output';
+import { json, printable, table, time } from '../output';
 
 /** Entries asked for per read. */
 const PAGE = 1000;
@@ -131,7 +131,7 @@ export function addChangeCommands(program: Command, run: CliRun): void {
     const { consumers, head } = await withHost(o, io, 'read', ({ call }) => call('changes:consumers', {}));
     if (o.json) return json(io, { head, consumers: consumers.map((c) => ({ ...c, behind: Math.max(0, head - c.cursor) })) });
     if (consumers.length === 0) return io.stdout(`no consumers (the feed's head is ${head})\n`);
-    const rows = consumers.map((c) => [c.name, String(c.cursor), String(Math.max(0, head - c.cursor)), time(c.updatedAt)]);
+    const rows = consumers.map((c) => [printable(c.name), String(c.cursor), String(Math.max(0, head - c.cursor)), time(c.updatedAt)]);
     io.stdout(`${table([['NAME', 'CURSOR', 'BEHIND', 'ACKNOWLEDGED'], ...rows])}\nhead ${head}\n`);
   });
 }

@@ -102,11 +102,11 @@ export function addInstanceCommands(program: Command, run: CliRun): void {
           const s = r.suspension as { nodeId?: string; error?: unknown } | undefined;
           return [
             String(r.id),
-            `${r.workflow} v${r.workflowVersion}`,
+            `${printable(r.workflow)} v${r.workflowVersion}`,
             r.status,
             time(r.createdAt),
             time(r.endedAt),
-            s ? `at ${s.nodeId ?? '?'}: ${short(errorText(s.error), 80)}` : r.error ? short(errorText(r.error), 80) : (r.businessKey ?? ''),
+            s ? `at ${s.nodeId ?? '?'}: ${short(errorText(s.error), 80)}` : r.error ? short(errorText(r.error), 80) : printable(r.businessKey ?? ''),
           ];
         }),
       ])}\n`,
@@ -160,10 +160,10 @@ export function addInstanceCommands(program: Command, run: CliRun): void {
           history.map((h) => [
             `  ${h.id}`,
             time(h.at),
-            h.nodeId ?? '-',
+            h.nodeId === null ? '-' : printable(h.nodeId),
             h.type,
             h.attempt === null ? '' : `attempt ${h.attempt}`,
-            h.actor ? `by ${h.actor}` : '',
+            h.actor ? `by ${printable(h.actor)}` : '',
             h.data === undefined ? '' : short(h.data, 160),
           ]),
         )}\n`,

@@ -10,14 +10,14 @@ import type { Command } from 'commander';
 import type { ScheduleInfo } from '../../api/contract';
 import { withHost } from '../host';
 import { common, defaultActor, type CliRun, type CommonOptions } from '../options';
-import { json, table, time } from '../output';
+import { json, printable, table, time } from '../output';
 
 /** One line of a schedule for people: workflow, id, cron (zone), paused, next due, last fired. */
 function row(s: ScheduleInfo): string[] {
   return [
-    s.workflow,
-    s.id,
-    s.timezone === null ? s.cron : `${s.cron} (${s.timezone})`,
+    printable(s.workflow),
+    printable(s.id),
+    printable(s.timezone === null ? s.cron : `${s.cron} (${s.timezone})`),
     s.paused ? 'paused' : 'active',
     s.paused ? '-' : time(s.nextDueAt),
     time(s.lastDueAt),

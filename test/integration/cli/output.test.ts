@@ -133,9 +133,15 @@ describe('runnel hints and tables', () => {
       'plain',
       'order\\t7\\nx\\u001b[31m',
     ]);
-    const shown = await runCli('show', '1', '--db', db);
+    const shown = await runCli('show', '1', '--history', '--db', db);
     expect(shown.stdout).toContain(', business key order\\t7\\nx\\u001b[31m\n');
     expect([...shown.stdout].filter((c) => c < ' ' && c !== '\n')).toEqual([]);
+    // the history's data is JSON, escaped once (JSON's own escapes, not a second layer)
+    expect(shown.stdout).toContain('"businessKey":"order\\t7\\nx\\u001b[31m"');
+    // variables: JSON with the characters JSON leaves raw escaped too
+    expect((await runCli('run', wf, '--vars', JSON.stringify({ r: 'abc\u202edef', ls: 'x\u2028y' }), '--db', db)).code).toBe(0);
+    const vars = (await runCli('show', '5', '--db', db)).stdout;
+    expect(vars).toContain('variables: {"r":"abc\\u202edef","ls":"x\\u2028y"}\n');
   });
 });
 

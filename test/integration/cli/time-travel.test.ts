@@ -86,7 +86,7 @@ describe('runnel show --at and runnel fork', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^error: INVALID_INPUT: at: "last tuesday" is neither a history id/);
     // entry 0 the same way (it was BAD_REQUEST, the API's minimum, where -5 was INVALID_INPUT)
-    for (const point of ['0', '-5']) {
+    for (const point of ['0', '-5', '']) {
       const none = await runCli('show', String(id), '--at', point, '--db', db);
       expect(none.code).toBe(2);
       expect(none.stderr).toBe(`error: INVALID_INPUT: at: "${point}" is neither a history id (a positive integer) nor an ISO 8601 time (e.g. 2026-12-02T16:00:00Z)\n`);
