@@ -368,9 +368,11 @@ describe('handed cases with real processes', () => {
         [2, 'TIMEOUT', true],
         [3, 'TIMEOUT', false],
       ]);
-      for (const [i, f] of failed.entries()) {
-        const ran = f.at - calls[i]!.at;
-        expect(ran).toBeGreaterThanOrEqual(195);
+      // (from the claim to the failure's commit, both on the engine's clock: the handler's own
+      // call-log time comes a few ms after its timer started, which made a lower bound flaky)
+      for (const f of failed) {
+        const ran = (f.data as { durationMs: number }).durationMs;
+        expect(ran).toBeGreaterThanOrEqual(199);
         expect(ran).toBeLessThan(450);
       }
       // the handler itself was aborted through its signal each time
