@@ -135,7 +135,12 @@ const NAMED: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', 
  * terminal, and two different keys must not print alike (`--json` gives the text as it is).
  */
 export function printable(text: string): string {
-  return text.replace(UNPRINTABLE, (c) => NAMED[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return text.replace(UNPRINTABLE, (c) => NAMED[c] ?? unicodeEscape(c));
+}
+
+/** `c` as a `\uXXXX` escape (JSON's and JavaScript's form). */
+function unicodeEscape(c: string): string {
+  return `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
 }
 
 /** What JSON text leaves as it is and a terminal should not get raw: DEL, C1, the line separators, the bidirectional controls. */
@@ -146,7 +151,7 @@ const JSON_UNPRINTABLE = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u2
  * characters and the backslash itself; these get `\uXXXX` escapes too (still valid JSON).
  */
 export function jsonLine(value: unknown): string {
-  return (JSON.stringify(value) ?? '').replace(JSON_UNPRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return (JSON.stringify(value) ?? '').replace(JSON_UNPRINTABLE, unicodeEscape);
 }
 
 /**
