@@ -73,9 +73,12 @@ export const jsonValue = (max: number) => z.unknown().superRefine(jsonWithin(max
 /** A JSON object at most `max` characters long once serialized (and nested within the limit). */
 export const jsonObject = (max: number) => z.record(z.string(), z.unknown()).superRefine(jsonWithin(max));
 
-/** Control characters (C0, DEL, C1): a name that holds one would drive a terminal that prints it. */
+/**
+ * Control characters (C0, DEL, C1), the line and paragraph separators and the bidirectional
+ * controls: a name that holds one would drive, split or reorder a terminal line that prints it.
+ */
 // eslint-disable-next-line no-control-regex -- control characters are what it finds
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 
 /** A string without control characters (names, actors, event names and keys: they are printed as they are). */
 export const label = (min: number, max: number) =>
@@ -83,7 +86,7 @@ export const label = (min: number, max: number) =>
     .string()
     .min(min)
     .max(max)
-    .refine((s) => !CONTROL.test(s), 'must not hold control characters (tabs, newlines, escapes)')
+    .refine((s) => !CONTROL.test(s), 'must not hold control characters (tabs, newlines, escapes, line separators, direction overrides)')
     .refine((s) => min === 0 || s.trim() !== '', 'must not be blank');
 
 /** A workflow name (or another identifier): 1 to {@link LIMITS}.id characters, no control characters. */

@@ -18,9 +18,12 @@ export const IdSchema = z
   .string()
   .regex(ID_PATTERN, 'must be 1–128 letters, digits, emoji, "_", "-" or "." (no spaces)');
 
-/** Control characters (C0, DEL, C1): never part of a name. */
+/**
+ * Control characters (C0, DEL, C1), the line and paragraph separators and the bidirectional
+ * controls (an RLO reverses the rest of the line it is printed on): never part of a name.
+ */
 // eslint-disable-next-line no-control-regex -- control characters are what it finds
-const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/u;
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/u;
 
 /**
  * A human name (a workflow's, a node's): 1 to `max` characters, no control characters (a NUL or a
@@ -31,7 +34,7 @@ export const nameText = (max: number) =>
     .string()
     .min(1)
     .max(max)
-    .refine((v) => !CONTROL_CHARACTERS.test(v), 'must not contain control characters (NUL, newline, tab, …)');
+    .refine((v) => !CONTROL_CHARACTERS.test(v), 'must not contain control characters (NUL, newline, tab, line separator, right-to-left override, …)');
 
 /**
  * A retry policy, after Temporal's RetryPolicy.

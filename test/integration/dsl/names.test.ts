@@ -34,6 +34,22 @@ describe('control characters in names', () => {
     expect(renamed.message).toMatch(/newName: .*control characters/);
     expect((await engine.listWorkflows()).map((w) => w.name)).toEqual(['orders 📦 注文']);
   });
+
+  it('take in the line separators and the direction overrides: refused in a workflow name and a rename (show printed them raw)', async () => {
+    ctx = tempEngine();
+    const { engine } = ctx;
+    for (const bad of ['we\u202eird', 'two\u2028lines', 'para\u2029graph', 'iso\u2066late']) {
+      const r = await rejectionOf(engine.deploy({ name: bad, nodes: [{ id: 'a', type: 'pass' }] }));
+      expect(r.code).toBe('INVALID_WORKFLOW');
+      expect(r.details).toEqual([expect.objectContaining({ path: ['name'], message: expect.stringMatching(/control characters/) })]);
+    }
+    await engine.deploy({ name: 'ok', nodes: [{ id: 'a', type: 'pass' }] });
+    const renamed = await rejectionOf(engine.renameWorkflow('ok', 'r\u202el'));
+    expect(renamed.message).toMatch(/newName: .*control characters/);
+    // a zero-width joiner stays allowed: emoji sequences need it
+    await engine.deploy({ name: 'team 👩\u200d💻', nodes: [{ id: 'a', type: 'pass' }] });
+    expect((await engine.listWorkflows()).map((w) => w.name).sort()).toEqual(['ok', 'team 👩\u200d💻']);
+  });
 });
 
 describe('spaces in names', () => {
