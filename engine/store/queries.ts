@@ -216,8 +216,12 @@ export interface ScheduleQueries {
   lease(p: { id: number; version: number; owner: string; until: number }): boolean;
   /** Extends this owner's lease (the version stays); false when the lease is gone (cancelled, or taken over). */
   extendLease(p: { id: number; version: number; owner: string; until: number }): boolean;
-  /** Whether `owner` still holds the row at `version`. */
-  holds(p: { id: number; version: number; owner: string }): boolean;
+  /**
+   * Whether `owner` still holds the row at `version` (a row of instance `instanceId`). What the
+   * caller writes next depends on the answer, so it must stay true until the transaction ends:
+   * where writers run in parallel (PostgreSQL) the instance's lock is taken before the row is read.
+   */
+  holds(p: { id: number; version: number; owner: string; instanceId: number }): boolean;
   /** Puts a claimed row back, due at `at`, with the owner it had before the claim. */
   defer(p: { id: number; owner: string | null; at: number }): void;
   /**

@@ -41,7 +41,7 @@ export type Outcome =
  */
 export function commitOutcome(tx: Tx, o: Outcome, owner: string): void {
   const row = o.step.row;
-  if (!tx.q.schedule.holds({ id: row.id, version: row.version, owner })) return;
+  if (!tx.q.schedule.holds({ id: row.id, version: row.version, owner, instanceId: row.instanceId })) return;
   const spare: SpareRow = { id: row.id, version: row.version, instanceId: row.instanceId, taken: false };
   recordOutcome(tx, o, spare);
   // An instance the outcome ended lost every row with it (the claim's too).

@@ -6,10 +6,11 @@
  * transaction is claiming or changing is passed over, not waited for — and keep only rows whose
  * instance lock `pg_try_advisory_xact_lock` obtains (./context.ts): a row of an instance another
  * transaction holds is left for a later turn, and every claimed row's instance is this
- * transaction's until it ends. Version checks (`take`, `lease`, `extendLease`, `holds`) stay as
- * on SQLite. Statements that name an instance take its lock first; those that name a row only
- * (its version checked, or the row this transaction claimed) and the global ones (clock rebases,
- * releases) do not.
+ * transaction's until it ends. Version checks that write (`take`, `lease`, `extendLease`) stay as
+ * on SQLite: one statement checks and writes. `holds` only reads, and what the outcome then writes
+ * depends on it, so it takes the row's instance lock first. Statements that name an instance take
+ * its lock first; those that name a row only (its version checked, or the row this transaction
+ * claimed) and the global ones (clock rebases, releases) do not.
  */
 import type { ScheduleKind } from '../../../vocabulary';
 import { claimByPriority } from '../../../store/priority-claim';
@@ -92,7 +93,12 @@ export function createScheduleQueries(tx: PgTx): ScheduleQueries {
     take: ({ id, version }) => changed(TAKE, [id, version]),
     lease: ({ id, version, owner, until }) => changed(LEASE, [owner, until, id, version]),
     extendLease: ({ id, version, owner, until }) => changed(EXTEND_LEASE, [until, id, owner, version]),
-    holds: ({ id, version, owner }) => tx.run(HOLDS, [id, owner, version]).rows.length > 0,
+    // The instance's lock first: read before it, the row could be another transaction's claim in
+    // flight (a lease that had expired), and the outcome would commit beside that claim's run.
+    holds: ({ id, version, owner, instanceId }) => {
+      tx.lockInstance(instanceId);
+      return tx.run(HOLDS, [id, owner, version]).rows.length > 0;
+    },
     defer: ({ id, owner, at }) => tx.exec(DEFER, [owner, at, id]),
     park: ({ id, owner, remainingMs }) => tx.exec(PARK, [owner, PARKED_AT, remainingMs, id]),
     parkForInstance: ({ instanceId, now }) => forInstance(PARK_FOR_INSTANCE, instanceId, now, PARKED_AT),
