@@ -65,7 +65,7 @@ export interface EnginePgRun {
   transitions: number;
   seconds: number;
   transitionsPerSec: number;
-  /** Write-path statements per transition: each one round trip to the server. */
+  /** Write-path statements per transition (a hop's statements are pipelined: about one round trip to the server a hop). */
   roundTripsPerTransition: number;
   /** Requests the engine's thread blocked on per transition (queued statements ride along). */
   hopsPerTransition: number;

@@ -26,7 +26,7 @@ export interface EnginePgWorkerResult {
   transitions: number;
   /** Epoch ms of the last COMPLETED event (events are emitted after their commit). */
   lastCommitEpochMs: number;
-  /** Write-path statements while the worker ran, each one round trip to the server (BEGIN, COMMIT and ROLLBACK included). */
+  /** Write-path statements while the worker ran (BEGIN, COMMIT and ROLLBACK included); a hop's go pipelined, in about one round trip to the server. */
   statements: number;
   /** Requests the engine's thread blocked on (queued statements ride with the next). */
   hops: number;
@@ -59,11 +59,12 @@ async function startInstances(engine: Engine, name: string, n: number, firstInde
 
 /**
  * Counts the write path's traffic by wrapping the bridge (engine/db/postgres/bridge.ts):
- * - statements: each is one round trip to the server (the bridge's thread sends them one at a
- *   time and waits for each answer; a multi-statement string such as `…; COMMIT` is one). A
+ * - statements: each sent to the server (a multi-statement string such as `…; COMMIT` is one). A
  *   transaction's BEGIN counts once it is sent (with its first statement);
  * - hops: requests the engine's thread blocks on (`query`, a COMMIT, a ROLLBACK): queued
- *   statements (`queue`: void writes, locks, the BEGIN) ride along with the next one;
+ *   statements (`queue`: void writes, locks, the BEGIN) ride along with the next one, pipelined
+ *   (engine/db/postgres/bridge-thread.ts): a hop is about one round trip to the server (two when
+ *   it ends with a statement without parameters, which waits for the others);
  * - the engine thread's time blocked in hops, per statement that made the hop.
  */
 function countRoundTrips(engine: Engine): {

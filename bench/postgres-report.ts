@@ -100,7 +100,7 @@ export function evaluatePostgres(pg: PgSection, target: TargetFn, n: number): { 
     if (!e) continue;
     rows.push({
       what: `  engine on PostgreSQL, write path per transition (${procs(e.processes)})`,
-      value: `${e.roundTripsPerTransition.toFixed(2)} statements = server round trips (+ ${(e.readsPerTransition ?? 0).toFixed(2)} reads) in ${(e.hopsPerTransition ?? 0).toFixed(2)} thread hops; ${e.transactionsPerTransition.toFixed(3)} transactions, ${(e.rollbacksPerTransition ?? 0).toFixed(3)} rolled back`,
+      value: `${e.roundTripsPerTransition.toFixed(2)} statements (+ ${(e.readsPerTransition ?? 0).toFixed(2)} reads) in ${(e.hopsPerTransition ?? 0).toFixed(2)} thread hops, pipelined (about a round trip to the server each); ${e.transactionsPerTransition.toFixed(3)} transactions, ${(e.rollbacksPerTransition ?? 0).toFixed(3)} rolled back`,
       ratio: `raw gc: ${(RAW_ROUND_TRIPS / 32).toFixed(3)} round trips`,
     });
     rows.push({

@@ -22,7 +22,8 @@
  * transaction (a ROLLBACK then answers ok: nothing is left to undo).
  *
  * A `batch` request carries several statements (`items`) run in order, the answer the last one's:
- * the first that fails ends it and is the answer.
+ * they are pipelined (written without waiting for each answer: `pg`'s `pipeline` mode), and the
+ * first that fails is the answer. A last statement without parameters waits for the others.
  *
  * Answers: `{ id, ok: true, rows, rowCount, command, conn }` or `{ id, ok: false, error }`, `error` the
  * driver's error as plain data (`message`, `code` — the SQLSTATE, or a Node errno code such as
@@ -60,7 +61,8 @@ function answer(m) {
 }
 
 function newClient() {
-  const c = new pg.Client({ connectionString: workerData.url, application_name: workerData.applicationName });
+  // Pipelined: a batch's statements go out without waiting for each answer (runBatch).
+  const c = new pg.Client({ connectionString: workerData.url, application_name: workerData.applicationName, pipeline: true });
   // A connection the server drops raises 'error' on the client: the next request reconnects.
   c.on('error', () => { if (client === c) client = undefined; });
   return c;
@@ -93,35 +95,71 @@ function named(sql) {
 // Errors after which the connection is not to be used again (lost, or shut down by the server).
 const broken = (err) => !err || /^(08|57P)/.test(String(err.code)) || /^E[A-Z]+$/.test(String(err.code)) || /Connection terminated|not queryable/.test(String(err.message));
 
-async function run(m) {
-  if (m.type === 'connect') { if (!client) await connect(); return { rows: [], rowCount: 0, command: 'CONNECT' }; }
-  if (m.type === 'die') process.exit(1);
-  if (m.type === 'hang') for (;;) { /* a thread stuck for good: its heartbeat stops */ }
+// The write connection for request \`m\`, connected if need be; a request of a transaction whose
+// connection is gone fails with 08003 (\`null\`: a ROLLBACK of it, which has nothing left to undo).
+async function writeClient(m) {
   if (m.conn !== undefined && (!client || m.conn !== connId)) {
     // The transaction died with its connection: nothing may run outside it as if it were inside.
-    if (m.sql === 'ROLLBACK') return { rows: [], rowCount: 0, command: 'ROLLBACK' };
+    if (m.sql === 'ROLLBACK') return null;
     const e = new Error('the connection to the database was lost inside the transaction');
     e.code = '08003';
     throw e;
   }
   if (!client) await connect();
-  const c = client;
+  return client;
+}
+
+function send(c, item) {
+  return item.params === undefined ? c.query(item.sql) : c.query({ name: named(item.sql), text: item.sql, values: item.params });
+}
+
+function shape(r) {
+  const last = Array.isArray(r) ? r[r.length - 1] : r;
+  return { rows: last ? last.rows : [], rowCount: last ? last.rowCount || 0 : 0, command: last ? last.command : '' };
+}
+
+function dropIfBroken(c, err) {
+  if (broken(err) && client === c) { client = undefined; c.end().catch(() => {}); }
+}
+
+async function run(m) {
+  if (m.type === 'connect') { if (!client) await connect(); return { rows: [], rowCount: 0, command: 'CONNECT' }; }
+  if (m.type === 'die') process.exit(1);
+  if (m.type === 'hang') for (;;) { /* a thread stuck for good: its heartbeat stops */ }
+  const c = await writeClient(m);
+  if (c === null) return { rows: [], rowCount: 0, command: 'ROLLBACK' };
   try {
-    const r = m.params === undefined ? await c.query(m.sql) : await c.query({ name: named(m.sql), text: m.sql, values: m.params });
-    const last = Array.isArray(r) ? r[r.length - 1] : r;
-    return { rows: last ? last.rows : [], rowCount: last ? last.rowCount || 0 : 0, command: last ? last.command : '' };
+    return shape(await send(c, m));
   } catch (err) {
-    if (broken(err) && client === c) { client = undefined; c.end().catch(() => {}); }
+    dropIfBroken(c, err);
     throw err;
   }
 }
 
 // A batch: statements queued by the engine's thread (their answers not needed) and the one it waits
-// for, run in order; the first that fails ends it and is the answer.
+// for, pipelined: written together, answered in order, one round trip to the server instead of
+// one each. The first that fails is the answer (those after it fail too: the transaction is
+// aborted). A last statement without parameters (a COMMIT, a savepoint's release) goes only once
+// the others succeeded, so a failure is never followed by a COMMIT that would end the transaction.
 async function runBatch(m) {
-  let last;
-  for (const item of m.items) last = await run({ type: 'query', sql: item.sql, params: item.params, conn: m.conn });
-  return last;
+  const c = await writeClient(m);
+  if (c === null) return { rows: [], rowCount: 0, command: 'ROLLBACK' };
+  const items = m.items;
+  const hold = items[items.length - 1].params === undefined;
+  const sent = (hold ? items.slice(0, -1) : items).map((item) => send(c, item));
+  const settled = await Promise.allSettled(sent);
+  const failed = settled.find((s) => s.status === 'rejected');
+  if (failed) {
+    dropIfBroken(c, failed.reason);
+    throw failed.reason;
+  }
+  if (!hold) return shape(settled[settled.length - 1].value);
+  try {
+    return shape(await send(c, items[items.length - 1]));
+  } catch (err) {
+    dropIfBroken(c, err);
+    throw err;
+  }
 }
 
 port.on('message', (m) => {

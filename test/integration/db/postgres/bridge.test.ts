@@ -70,6 +70,50 @@ describe('the sync bridge', () => {
     expect(bridge.query('SELECT v FROM w').rows).toEqual([{ v: 2 }]);
   });
 
+  it('sends queued statements pipelined with the next request: in order, in one round trip, the first error the answer', async () => {
+    bridge = openBridge(db.url, { applicationName: 'runnel-pipelined' });
+    bridge.query('CREATE TABLE p (n INT PRIMARY KEY, v TEXT)');
+    // given statements queued in a transaction, then a query that answers
+    bridge.begin();
+    for (let n = 1; n <= 50; n++) bridge.queue('INSERT INTO p VALUES ($1, $2)', [n, `v${n}`]);
+    bridge.queue('UPDATE p SET v = v || $1 WHERE n <= $2', ['!', 2]);
+    // then they ran before it, in order (the update saw the inserts)
+    expect(bridge.query<{ n: number }>('SELECT count(*)::int AS n FROM p WHERE v LIKE $1', ['%!']).rows).toEqual([{ n: 2 }]);
+    bridge.commit();
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      // when a queued statement fails in the middle of a batch
+      bridge.begin();
+      bridge.queue('INSERT INTO p VALUES ($1, $2)', [100, 'before']);
+      bridge.queue('INSERT INTO p VALUES ($1, $2)', [1, 'taken']);
+      bridge.queue('INSERT INTO p VALUES ($1, $2)', [101, 'after']);
+      const err = thrown(() => bridge?.query('SELECT count(*)::int AS n FROM p', [])) as PgQueryError;
+      // then its error is the answer (not the aborted transaction's of the statements after it)
+      expect([err.code, err.constraint]).toEqual(['23505', 'p_pkey']);
+      bridge.rollback();
+      // and nothing of the batch stayed
+      expect((await client.query('SELECT n FROM p WHERE n >= 100')).rows).toEqual([]);
+      // when the failing statement is queued before a COMMIT
+      bridge.begin();
+      bridge.queue('INSERT INTO p VALUES ($1, $2)', [102, 'before']);
+      bridge.queue('INSERT INTO p VALUES ($1, $2)', [2, 'taken']);
+      const failed = thrown(() => bridge?.commit()) as PgQueryError;
+      // then the failure is the answer, and the transaction was rolled back
+      expect(failed.code).toBe('23505');
+      expect(bridge.inTransaction).toBe(false);
+      expect((await client.query(`SELECT state FROM pg_stat_activity WHERE application_name = 'runnel-pipelined'`)).rows).toEqual([{ state: 'idle' }]);
+      expect((await client.query('SELECT n FROM p WHERE n >= 100')).rows).toEqual([]);
+      // and the connection goes on: a statement prepared in a failed batch is prepared again
+      bridge.begin();
+      bridge.queue('INSERT INTO p VALUES ($1, $2)', [103, 'later']);
+      bridge.commit();
+      expect((await client.query('SELECT v FROM p WHERE n >= 100')).rows).toEqual([{ v: 'later' }]);
+    } finally {
+      await client.end();
+    }
+  });
+
   it('fails a transaction whose connection the server ended, and reconnects for the next one', async () => {
     bridge = openBridge(db.url, { applicationName: 'runnel-bridge-test' });
     bridge.query('CREATE TABLE k (v INT)');
