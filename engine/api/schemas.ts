@@ -418,7 +418,7 @@ export const CheckReportSchema = z.object({
       historyId: z.number().optional(),
     }),
   ),
-  counts: z.object({ instances: z.number(), live: z.number(), schedule: z.number(), history: z.number(), walBytes: z.number(), walLimitBytes: z.number() }),
+  counts: z.object({ instances: z.number(), live: z.number(), suspended: z.number(), schedule: z.number(), history: z.number(), walBytes: z.number(), walLimitBytes: z.number() }),
   damageMarker: z.string().nullable(),
   elapsedMs: z.number(),
 });

@@ -20,6 +20,11 @@ interface SuspensionView {
 /** The hint of an instance left for a worker to carry on. */
 export const CARRIES_ON = ' (a worker carries it on: npx runnel worker, or pass --wait)';
 
+/** {@link CARRIES_ON} for an instance a worker moves on from `status` (RUNNING, COMPENSATING, PENDING), else nothing: an ended, waiting or suspended one has nothing for a worker to do now. */
+export function carriesOn(status: string): string {
+  return status === 'RUNNING' || status === 'COMPENSATING' || status === 'PENDING' ? CARRIES_ON : '';
+}
+
 /**
  * The human report of an instance: status line, nodes, and what a person can do next. The commands
  * it suggests work as printed (one action each, the others named after it; the `--plugin` modules

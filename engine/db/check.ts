@@ -64,8 +64,12 @@ export interface CheckReport {
   /** True when no violation was found. */
   ok: boolean;
   violations: Violation[];
-  /** What was looked at: instances, live instances, schedule rows, history rows, WAL bytes and its bound. */
-  counts: { instances: number; live: number; schedule: number; history: number; walBytes: number; walLimitBytes: number };
+  /**
+   * What was looked at: instances, live instances (a worker moves them on: PENDING, RUNNING, WAITING,
+   * COMPENSATING), SUSPENDED instances (waiting for a person's resume), schedule rows, history rows,
+   * WAL bytes and its bound.
+   */
+  counts: { instances: number; live: number; suspended: number; schedule: number; history: number; walBytes: number; walLimitBytes: number };
   /**
    * A damage note beside the file (`<file>-damaged`: written by this check when it found
    * `INTEGRITY` violations, or by any process before) that a person should remove once the file is sound, or null.
@@ -199,7 +203,7 @@ export function checkDatabase(file: string, options: { walLimitBytes?: number; n
   const started = Date.now();
   const walLimitBytes = options.walLimitBytes ?? WAL_SIZE_LIMIT_BYTES;
   const violations: Violation[] = [];
-  const counts = { instances: 0, live: 0, schedule: 0, history: 0, walBytes: 0, walLimitBytes };
+  const counts = { instances: 0, live: 0, suspended: 0, schedule: 0, history: 0, walBytes: 0, walLimitBytes };
   const report = (): CheckReport => {
     const damage = violations.filter((v) => v.kind === 'INTEGRITY');
     if (damage.length > 0) {
@@ -240,9 +244,10 @@ export function checkDatabase(file: string, options: { walLimitBytes?: number; n
       const c = db
         .prepare(
           `SELECT (SELECT count(*) FROM instance) AS instances, (SELECT count(*) FROM instance WHERE status IN ${LIVE}) AS live,
+                  (SELECT count(*) FROM instance WHERE status = 'SUSPENDED') AS suspended,
                   (SELECT count(*) FROM schedule) AS schedule, (SELECT count(*) FROM history) AS history`,
         )
-        .get() as { instances: number; live: number; schedule: number; history: number };
+        .get() as { instances: number; live: number; suspended: number; schedule: number; history: number };
       Object.assign(counts, c);
       for (const q of QUERIES) violations.push(...listed(q.kind, db.prepare(q.sql).all() as Record<string, unknown>[], q.message));
     })();

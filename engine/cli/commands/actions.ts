@@ -7,7 +7,7 @@
 import { Option, type Command } from 'commander';
 import { withHost } from '../host';
 import { common, defaultActor, instanceIdArg, parseJsonFlag, parseVariables, usage, type CliRun, type CommonOptions } from '../options';
-import { CARRIES_ON, reportAfterAction } from '../report';
+import { carriesOn, reportAfterAction } from '../report';
 
 const WAIT_HELP = 'work the instance until it ends or needs a person; exit code by its status';
 
@@ -40,7 +40,7 @@ export function addActionCommands(program: Command, run: CliRun): void {
       await withHost(o, io, 'write', async ({ engine, call }) => {
         await call('instance:resume', { id, action: o.action, result, variables, actor: o.actor });
         await reportAfterAction(engine, call, id, o, run, (status) =>
-          `instance ${id}: ${o.action} recorded; now ${status}${status === 'RUNNING' || status === 'COMPENSATING' ? CARRIES_ON : ''}`,
+          `instance ${id}: ${o.action} recorded; now ${status}${carriesOn(status)}`,
         );
       });
     },
@@ -69,7 +69,7 @@ export function addActionCommands(program: Command, run: CliRun): void {
       await withHost(o, io, 'write', async ({ engine, call }) => {
         await call('instance:approve', { id, nodeId: node, approved: o.approve === true, data, comment: o.comment, actor: o.actor });
         await reportAfterAction(engine, call, id, o, run, (status) =>
-          `instance ${id}: "${node}" ${o.approve ? 'approved' : 'rejected'}; now ${status}${CARRIES_ON}`,
+          `instance ${id}: "${node}" ${o.approve ? 'approved' : 'rejected'}; now ${status}${carriesOn(status)}`,
         );
       });
     },
@@ -111,7 +111,7 @@ export function addActionCommands(program: Command, run: CliRun): void {
         const r = await call('instance:signal', { ...(id === undefined ? { businessKey: o.businessKey } : { id }), event, key: o.key, data, actor: o.actor });
         const target = r.instance.id;
         await reportAfterAction(engine, call, target, o, run, (status) =>
-          `instance ${target}: event "${event}" ${r.consumedBy === null ? 'recorded (no node waits for it yet: the first event node to wait for it takes it)' : `taken by "${r.consumedBy}"`}; now ${status}${r.consumedBy === null ? '' : CARRIES_ON}`,
+          `instance ${target}: event "${event}" ${r.consumedBy === null ? 'recorded (no node waits for it yet: the first event node to wait for it takes it)' : `taken by "${r.consumedBy}"`}; now ${status}${r.consumedBy === null ? '' : carriesOn(status)}`,
         );
       });
     },
@@ -164,7 +164,7 @@ export function addActionCommands(program: Command, run: CliRun): void {
     await withHost(o, io, 'write', async ({ engine, call }) => {
       await call('instance:retry', { id, actor: o.actor });
       await reportAfterAction(engine, call, id, o, run, (status) =>
-        `instance ${id}: retry recorded; now ${status}${status === 'RUNNING' ? CARRIES_ON : ''}`,
+        `instance ${id}: retry recorded; now ${status}${carriesOn(status)}`,
       );
     });
   });

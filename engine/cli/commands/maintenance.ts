@@ -51,7 +51,7 @@ export function addMaintenanceCommands(program: Command, run: CliRun): void {
     else {
       for (const v of report.violations) io.stdout(`${v.kind}: ${v.message}\n`);
       const c = report.counts;
-      const seen = `${plural(c.instances, 'instance')} (${c.live} live), ${plural(c.schedule, 'schedule row')}, ${plural(c.history, 'history row')}, WAL ${mib(c.walBytes)}`;
+      const seen = `${plural(c.instances, 'instance')} (${c.live} live${c.suspended > 0 ? `, ${c.suspended} SUSPENDED` : ''}), ${plural(c.schedule, 'schedule row')}, ${plural(c.history, 'history row')}, WAL ${mib(c.walBytes)}`;
       io.stdout(
         report.ok
           ? `${file}: ok — ${seen} (${report.elapsedMs} ms)\n`

@@ -53,11 +53,12 @@ describe('runnel check', () => {
     expect(r.code, r.stdout + r.stderr).toBe(0);
     // (one row is "1 schedule row", not "1 schedule rows")
     const rows = counts.schedule === 1 ? '1 schedule row' : `${counts.schedule} schedule rows`;
-    expect(r.stdout).toContain(`: ok — 13 instances (${counts.live} live), ${rows}, ${counts.history} history rows, WAL `);
+    // (a SUSPENDED instance is counted apart: it waits for a person, no worker moves it)
+    expect(r.stdout).toContain(`: ok — 13 instances (${counts.live} live, 1 SUSPENDED), ${rows}, ${counts.history} history rows, WAL `);
     const report = parseJson<CheckReport>(await runCli('check', '--db', demo, '--json'));
     expect(report.ok).toBe(true);
     expect(report.violations).toEqual([]);
-    expect(report.counts).toMatchObject({ instances: 13, live: counts.live, schedule: counts.schedule, history: counts.history });
+    expect(report.counts).toMatchObject({ instances: 13, live: counts.live, suspended: 1, schedule: counts.schedule, history: counts.history });
   });
 
   it('names a RUNNING node no schedule row holds (instance and node), exit 1', async () => {
