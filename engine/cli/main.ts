@@ -4,8 +4,8 @@
  *
  * Every command takes `--db FILE|URL` (a SQLite file or a `postgres://` URL; default `RUNNEL_DB`, else `./runnel.db`), `--json` (machine-readable output on
  * stdout, no progress on stderr) and `--sync full|normal`; exit codes are in
- * engine/cli/exit-codes.ts. Errors print `error: <CODE>: message` on stderr, never a stack trace
- * for user errors. Files are read and checked, flags parsed and `run`'s variables checked before
+ * engine/cli/exit-codes.ts. Errors print `error: <CODE>: message` on stderr (with `--json`, one JSON
+ * line `{"error":{"code","message"}}` there), never a stack trace for user errors. Files are read and checked, flags parsed and `run`'s variables checked before
  * the database is opened, so bad input writes nothing; commands that read (show, list, start,
  * worker, resume, approve, cancel, retry, export, check, backup, metrics) never create a file. A database whose file or
  * directory is not writable (or `--read-only`) is opened read-only: list, show and export work,
@@ -62,6 +62,12 @@ export function buildProgram(run: CliRun): Command {
   return program;
 }
 
+/** Whether the command line asks for `--json` (before a `--` that ends the options). */
+function wantsJson(args: readonly string[]): boolean {
+  const end = args.indexOf('--');
+  return (end === -1 ? args : args.slice(0, end)).includes('--json');
+}
+
 /**
  * Runs the CLI on `argv` (process.argv-shaped: node, script, args…) and returns the exit code.
  * Never throws; never calls process.exit. SIGINT / SIGTERM stop long commands cleanly (130);
@@ -87,7 +93,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     return run.exitCode;
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode === 0 ? ExitCode.OK : ExitCode.USAGE;
-    return reportError(err, io);
+    return reportError(err, io, wantsJson(argv.slice(2)));
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

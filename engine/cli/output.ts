@@ -70,9 +70,17 @@ export function problemsOf(err: unknown): ProblemLine[] | undefined {
  * Prints an error as `error: <CODE>: message` (plus one line per validation problem) and returns
  * the exit code: 2 for user errors, 1 otherwise. Never a stack trace for a typed error (with
  * `RUNNEL_DEBUG=1` or `true`, an unexpected one's stack follows); an untyped error is a bug and prints
- * its stack.
+ * its stack. With `json` (the command's `--json`) it is one JSON line instead,
+ * `{"error":{"code","message","problems"?}}`, on stderr as well (stdout keeps only results).
  */
-export function reportError(err: unknown, io: CliIo): number {
+export function reportError(err: unknown, io: CliIo, json = false): number {
+  if (json) {
+    const typed = err instanceof EngineError || err instanceof HostCallError;
+    const problems = problemsOf(err);
+    const message = err instanceof Error ? err.message : String(err);
+    io.stderr(`${jsonLine({ error: { code: typed ? err.code : 'INTERNAL', message, ...(problems ? { problems } : {}) } })}\n`);
+    return typed ? exitCodeForError(err) : ExitCode.FAILED;
+  }
   if (err instanceof EngineError || err instanceof HostCallError) {
     io.stderr(`error: ${err.code}: ${err.message}\n`);
     for (const p of problemsOf(err) ?? []) io.stderr(`  ${p.code} ${p.message}\n`);

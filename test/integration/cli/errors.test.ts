@@ -257,6 +257,21 @@ describe('runnel: bad input exits 2 with a clear message and writes nothing', ()
     expect(exp.code).toBe(2);
     expect(exp.stderr).toBe('error: NOT_FOUND: workflow "nope" does not exist\n');
   });
+
+  it('with --json an error is one JSON line on stderr (its code, message and problems), stdout empty, the exit code the same', async () => {
+    expect((await runCli('init', '--db', db)).code).toBe(0);
+    const show = await runCli('show', '42', '--json', '--db', db);
+    expect([show.code, show.stdout]).toEqual([2, '']);
+    expect(show.stderr.endsWith('\n') && show.stderr.split('\n').length).toBe(2);
+    expect(JSON.parse(show.stderr)).toEqual({ error: { code: 'NOT_FOUND', message: 'instance 42 does not exist' } });
+    const deploy = await runCli('deploy', bad, '--db', db, '--json');
+    expect([deploy.code, deploy.stdout]).toEqual([2, '']);
+    const { error } = JSON.parse(deploy.stderr) as { error: { code: string; problems: { code: string; message: string }[] } };
+    expect(error.code).toBe('INVALID_WORKFLOW');
+    const lines = error.problems.map((p) => `${p.code} ${p.message}`);
+    expect(lines).toHaveLength(EXPECTED_LINES.length);
+    expect(EXPECTED_LINES.filter((e) => !lines.some((l) => l.startsWith(e)))).toEqual([]);
+  });
 });
 
 describe('runnel: refusals write nothing', () => {
