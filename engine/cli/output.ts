@@ -46,9 +46,12 @@ export const processIo: CliIo = {
   stderr: (text) => writeTo(process.stderr, text),
 };
 
-/** Prints `value` as indented JSON on stdout: what every `--json` command prints. */
+/**
+ * Prints `value` as indented JSON on stdout: what every `--json` command prints. The characters
+ * JSON leaves raw and a terminal or a line reader should not get (see {@link jsonLine}) are escaped.
+ */
 export function json(io: CliIo, value: unknown): void {
-  io.stdout(`${JSON.stringify(value, null, 2)}\n`);
+  io.stdout(`${(JSON.stringify(value, null, 2) ?? '').replace(JSON_UNPRINTABLE, unicodeEscape)}\n`);
 }
 
 interface ProblemLine {

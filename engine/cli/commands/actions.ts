@@ -8,6 +8,7 @@ import { Option, type Command } from 'commander';
 import { withHost } from '../host';
 import { common, defaultActor, instanceIdArg, parseJsonFlag, parseVariables, usage, type CliRun, type CommonOptions } from '../options';
 import { carriesOn, reportAfterAction } from '../report';
+import { jsonLine } from '../output';
 
 const WAIT_HELP = 'work the instance until it ends or needs a person; exit code by its status';
 
@@ -130,7 +131,7 @@ export function addActionCommands(program: Command, run: CliRun): void {
     ).action(async (id: number, o: CommonOptions & { actor: string }) => {
       await withHost(o, io, 'write', async ({ call }) => {
         const r = await call(channel, { id, actor: o.actor });
-        if (o.json) io.stdout(`${JSON.stringify({ ...r, paused: command === 'pause' })}\n`);
+        if (o.json) io.stdout(`${jsonLine({ ...r, paused: command === 'pause' })}\n`);
         else io.stdout(`instance ${id}: ${command === 'pause' ? 'paused' : 'unpaused'} (${r.status})\n`);
       });
     });

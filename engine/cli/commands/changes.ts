@@ -15,7 +15,7 @@ import { Faults } from '../../api';
 import { ExitCode } from '../exit-codes';
 import { withHost, type Call } from '../host';
 import { common, positiveInt, type CliRun, type CommonOptions } from '../options';
-import { json, printable, table, time } from '../output';
+import { json, jsonLine, printable, table, time } from '../output';
 
 /** Entries asked for per read. */
 const PAGE = 1000;
@@ -79,7 +79,8 @@ async function printChanges(call: Call, o: ChangesOptions, run: CliRun, watch: (
       continue;
     }
     for (const e of page.entries) {
-      run.io.stdout(`${JSON.stringify(e)}\n`);
+      // One line per entry, whatever the text holds (U+2028 and U+2029 escaped: a line reader splits there).
+      run.io.stdout(`${jsonLine(e)}\n`);
       printed++;
       if (faults.armed) faults.hit('change-printed', where(e));
       await ack(e.cursor);

@@ -61,6 +61,19 @@ describe('runnel changes', () => {
     expect(refunds.map((e) => e.cursor)).toEqual(entries.filter((e) => e.instanceId === 2).map((e) => e.cursor));
   });
 
+  it('keeps one entry a line whatever its text holds: the line and paragraph separators escaped, the value the same', async () => {
+    const key = 'a\u2028b\u2029c\u202ed\u0085e';
+    const file = path.join(tmp.dir, 'orders.json');
+    expect((await runCli('run', file, '--db', db, '--business-key', key)).code).toBe(0);
+    const out = (await runCli('changes', '--db', db)).stdout;
+    // (split as Python's splitlines and JavaScript's line readers do)
+    const physical = out.split(/\r\n|[\n\r\u0085\u2028\u2029]/).filter((l) => l !== '');
+    const entries = lines(out);
+    expect(physical).toHaveLength(entries.length);
+    expect(out).not.toMatch(/[\u0085\u2028\u2029\u202e]/);
+    expect(entries.find((e) => e.type === 'instance.created' && e.instanceId === 3)?.data).toMatchObject({ businessKey: key });
+  });
+
   it('with --consumer resumes after what it acknowledged; consumers shows and forgets it', async () => {
     const total = lines((await runCli('changes', '--db', db)).stdout).length;
     expect(lines((await runCli('changes', '--consumer', 'export', '--limit', '3', '--db', db)).stdout).map((e) => e.cursor)).toEqual([1, 2, 3]);
