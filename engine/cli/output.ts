@@ -85,8 +85,8 @@ export function reportError(err: unknown, io: CliIo, json = false): number {
     return typed ? exitCodeForError(err) : ExitCode.FAILED;
   }
   if (err instanceof EngineError || err instanceof HostCallError) {
-    io.stderr(`error: ${err.code}: ${err.message}\n`);
-    for (const p of problemsOf(err) ?? []) io.stderr(`  ${p.code} ${p.message}\n`);
+    io.stderr(`error: ${err.code}: ${terminalSafe(err.message)}\n`);
+    for (const p of problemsOf(err) ?? []) io.stderr(`  ${p.code} ${terminalSafe(p.message)}\n`);
     const code = exitCodeForError(err);
     if (code !== ExitCode.USAGE && err.stack && debugEnabled()) io.stderr(`${err.stack}\n`);
     return code;
@@ -147,6 +147,20 @@ const NAMED: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', 
  */
 export function printable(text: string): string {
   return text.replace(UNPRINTABLE, (c) => NAMED[c] ?? unicodeEscape(c));
+}
+
+/** What a message may not send a terminal raw: control characters but the newline and the tab, DEL, C1, the line separators, the bidirectional controls. */
+// eslint-disable-next-line no-control-regex -- matching them is the point
+const MESSAGE_UNPRINTABLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * An error message as a terminal should get it: what {@link printable} escapes, but the newline
+ * and the tab (a message may span lines) and the backslash (a Windows path stays as written). A
+ * message quotes what was refused (a node id holding U+2028, a name holding U+202E), so it must
+ * not split the line or reverse the text it is quoted in.
+ */
+export function terminalSafe(text: string): string {
+  return text.replace(MESSAGE_UNPRINTABLE, (c) => NAMED[c] ?? unicodeEscape(c));
 }
 
 /** `c` as a `\uXXXX` escape (JSON's and JavaScript's form). */

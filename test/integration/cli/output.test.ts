@@ -143,6 +143,18 @@ describe('runnel hints and tables', () => {
     const vars = (await runCli('show', '5', '--db', db)).stdout;
     expect(vars).toContain('variables: {"r":"abc\\u202edef","ls":"x\\u2028y"}\n');
   });
+
+  it('an error quoting what it refused escapes what would split or reverse the line; a backslash stays as written', async () => {
+    const wf = path.join(tmp.dir, 'bad.json');
+    fs.writeFileSync(wf, JSON.stringify({ name: 'bad', nodes: [{ id: 'x\u2028y', type: 'pass' }, { id: 'r\u202el', type: 'pass' }, { id: 'c:\\p', type: 'pass' }] }));
+    const r = await runCli('deploy', wf, '--db', db);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('node "x\\u2028y"');
+    expect(r.stderr).toContain('node "r\\u202el"');
+    expect(r.stderr).toContain('(got "c:\\p")');
+    expect(r.stderr).not.toMatch(/[\u2028\u202e]/);
+    expect(r.stderr.split('\n').filter((l) => l !== '')).toHaveLength(4);
+  });
 });
 
 describe('runnel export -o a FIFO', () => {
