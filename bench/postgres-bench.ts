@@ -12,6 +12,7 @@ import pg from 'pg';
 import { createRawSchema, seedRaw, type RawPgWorkerResult } from './postgres-raw';
 import { BOSS_BATCH, BOSS_WORKERS, bossTimes, installBoss } from './postgres-boss';
 import type { EnginePgWorkerResult } from './postgres-engine';
+import { startLatencyProxy } from './latency-proxy';
 import { createDatabase, dropDatabase, openBenchPostgres } from './postgres-setup';
 import { lineOf, spawnNode, type ChildRun } from './processes';
 import { Latency, nowMs, sleep, type LatencySummary } from './stats';
@@ -30,6 +31,11 @@ export interface PgConfig {
   engineWarm: number;
   /** Measurements of each row; the fastest is kept (the machine is shared). */
   repeats: number;
+  /** The server across a network: each way's delay of the forwarding proxy (bench/latency-proxy.ts), ms. */
+  remoteDelayMs: number;
+  /** Linear instances the engine drains, and jobs pg-boss runs, through that proxy (1 process each). */
+  remoteInstances: number;
+  remoteBossJobs: number;
 }
 
 /** Worker-process counts measured. */
@@ -93,6 +99,8 @@ export type PgSection =
       raw: RawPgRun[];
       boss: BossRun[];
       engine: EnginePgRun[];
+      /** The engine and pg-boss, 1 process each, through a proxy that delays each way by `delayMs`. */
+      remote?: { delayMs: number; engine?: EnginePgRun; boss?: BossRun };
       /** Rows that failed with the reason (the others still print). */
       failures: string[];
     };
@@ -178,10 +186,19 @@ async function rawRuns(admin: string, processes: number, cfg: PgConfig): Promise
   }
 }
 
-async function bossRun(admin: string, processes: number, cfg: PgConfig): Promise<BossRun> {
+/** `url` with its port replaced by `port` (a proxy's on 127.0.0.1), or `url` itself. */
+function through(url: string, port: number | undefined): string {
+  if (port === undefined) return url;
+  const u = new URL(url);
+  u.hostname = '127.0.0.1';
+  u.port = String(port);
+  return u.toString();
+}
+
+async function bossRun(admin: string, processes: number, cfg: PgConfig, proxyPort?: number, jobCount = cfg.bossJobs): Promise<BossRun> {
   const name = `bench_boss_${processes}`;
-  const url = await createDatabase(admin, name);
-  const jobs = Math.ceil(cfg.bossJobs / processes) * processes;
+  const url = through(await createDatabase(admin, name), proxyPort);
+  const jobs = Math.ceil(jobCount / processes) * processes;
   let children: ChildRun[] = [];
   try {
     await installBoss(url);
@@ -206,13 +223,13 @@ async function bossRun(admin: string, processes: number, cfg: PgConfig): Promise
   }
 }
 
-async function engineRun(admin: string, processes: number, cfg: PgConfig): Promise<EnginePgRun> {
+async function engineRun(admin: string, processes: number, cfg: PgConfig, proxyPort?: number, n = cfg.engineInstances): Promise<EnginePgRun> {
   const name = `bench_engine_${processes}`;
   const warmNames = Array.from({ length: processes }, (_, i) => `bench_engine_warm_${i}`);
-  const url = await createDatabase(admin, name);
-  const n = cfg.engineInstances;
+  const url = through(await createDatabase(admin, name), proxyPort);
   let children: ChildRun[] = [];
   try {
+    // Warm-up goes direct: the code is compiled the same, and sooner.
     const warmUrls = await Promise.all(warmNames.map((w) => createDatabase(admin, w)));
     children = await readyChildren(
       'bench/postgres-engine.ts',
@@ -277,6 +294,7 @@ export async function runPostgresSection(cfg: PgConfig, log: (message: string) =
   const raw: Record<string, RawPgRun> = {};
   const boss: Record<number, BossRun> = {};
   const engine: Record<number, EnginePgRun> = {};
+  const remote: { delayMs: number; engine?: EnginePgRun; boss?: BossRun } = { delayMs: cfg.remoteDelayMs };
   const failures: string[] = [];
   const attempt = async (what: string, fn: () => Promise<void>) => {
     log(what);
@@ -305,8 +323,20 @@ export async function runPostgresSection(cfg: PgConfig, log: (message: string) =
         });
       }
     }
+    // Across a network: what a round trip costs, once (the proxy's delay dwarfs the machine's noise).
+    const proxy = await startLatencyProxy(Number(new URL(server.adminUrl).port || 5432), cfg.remoteDelayMs);
+    try {
+      await attempt(`pg-boss across ${cfg.remoteDelayMs} ms each way: ${cfg.remoteBossJobs} jobs, 1 process`, async () => {
+        remote.boss = await bossRun(server.adminUrl, 1, cfg, proxy.port, cfg.remoteBossJobs);
+      });
+      await attempt(`engine on PostgreSQL across ${cfg.remoteDelayMs} ms each way: ${cfg.remoteInstances} × 3-node linear, 1 process`, async () => {
+        remote.engine = await engineRun(server.adminUrl, 1, cfg, proxy.port, cfg.remoteInstances);
+      });
+    } finally {
+      await proxy.close();
+    }
   } finally {
     await server.stop();
   }
-  return { server: s, owned: server.owned, config: cfg, raw: Object.values(raw), boss: Object.values(boss), engine: Object.values(engine), failures };
+  return { server: s, owned: server.owned, config: cfg, raw: Object.values(raw), boss: Object.values(boss), engine: Object.values(engine), remote, failures };
 }

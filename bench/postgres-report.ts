@@ -109,6 +109,23 @@ export function evaluatePostgres(pg: PgSection, target: TargetFn, n: number): { 
       ratio: `${num((1e6 * e.processes) / e.transitionsPerSec)} µs wall per process`,
     });
   }
+  const remote = pg.remote;
+  if (remote && (remote.engine || remote.boss)) {
+    const rt = `${2 * remote.delayMs} ms a round trip: a proxy adds ${remote.delayMs} ms each way`;
+    if (remote.boss) rows.push({ what: `pg-boss 10.4 across the network (${rt}), ${num(remote.boss.jobs)} jobs, 1 process`, value: `${num(remote.boss.jobsPerSec)} jobs/s` });
+    const re = remote.engine;
+    if (re) {
+      rows.push({
+        what: `engine on PostgreSQL across the network (${rt}), ${num(re.instances)} × 3-node linear, 1 process`,
+        value: `${num(re.transitionsPerSec)} trans/s`,
+        ratio: `${one ? `${x(re.transitionsPerSec / one.transitionsPerSec)} of local` : ''}${remote.boss ? `${one ? '; ' : ''}${x(re.transitionsPerSec / remote.boss.jobsPerSec)} pg-boss` : ''}`,
+      });
+      rows.push({
+        what: `  its write path per transition`,
+        value: `${(re.hopsPerTransition ?? 0).toFixed(2)} hops, ${num(re.bridgeUsPerTransition)} µs waiting on the bridge, ${num(re.cpuUsPerTransition)} µs CPU`,
+      });
+    }
+  }
   if (one) {
     const most = one.top.slice(0, 4).map((t) => `${t.sql.slice(0, 40)}… ${t.perTransition.toFixed(2)}`);
     notes.push(`engine on PostgreSQL, 1 process: the statements sent most often, per transition: ${most.join('; ')} (all, with the time blocked, in the results JSON)`);

@@ -78,8 +78,8 @@ const REPEATS = quick ? 1 : 2;
 
 /** Sizes of the PostgreSQL section (quick: about 30 s; full: a few minutes). */
 const PG_CONFIG: PgConfig = quick
-  ? { rawMs: 1000, rawPopulation: 1000, bossJobs: 3000, engineInstances: 500, engineWarm: 150, repeats: 1 }
-  : { rawMs: 3000, rawPopulation: 1000, bossJobs: 20_000, engineInstances: 2000, engineWarm: 500, repeats: REPEATS };
+  ? { rawMs: 1000, rawPopulation: 1000, bossJobs: 3000, engineInstances: 500, engineWarm: 150, repeats: 1, remoteDelayMs: 1, remoteInstances: 200, remoteBossJobs: 1000 }
+  : { rawMs: 3000, rawPopulation: 1000, bossJobs: 20_000, engineInstances: 2000, engineWarm: 500, repeats: REPEATS, remoteDelayMs: 1, remoteInstances: 600, remoteBossJobs: 3000 };
 
 /** Arrival rate of the open loops, as a share of the capacity just measured. */
 const LOAD = 0.5;
