@@ -325,6 +325,18 @@ export interface StateQueries {
   snapshotTakingPending?(
     instanceId: number,
   ): { snapshot: Snapshot; pending: StatePatch | undefined } | undefined;
+  /**
+   * The schedule's lease check (ScheduleQueries.holds) and, when it holds,
+   * {@link StateQueries.snapshotTakingPending} of the row's instance, in one statement: committing
+   * an outcome reads that state next, and on a backend where each read is a round trip to a server
+   * (PostgreSQL) the two reads were two. When the lease is not held, nothing is taken and no state is
+   * answered. Optional.
+   */
+  holdsTakingSnapshot?(p: { id: number; version: number; owner: string; instanceId: number }): {
+    holds: boolean;
+    /** The instance's state (undefined: it does not exist); answered only when `holds`. */
+    state?: { snapshot: Snapshot; pending: StatePatch | undefined } | undefined;
+  };
 }
 
 /** Ended instance statuses (engine/vocabulary.ts TERMINAL_STATUSES) as {@link StateDoc} stores them. */
@@ -639,8 +651,29 @@ export function trackStates(q: WriteQueries, options: TrackOptions): StateTracki
       throw err;
     }
   };
+  // An outcome's lease check reads the instance's state in the same statement, where the backend
+  // can (StateQueries.holdsTakingSnapshot), unless the state is known already.
+  const holdsTakingSnapshot = states.holdsTakingSnapshot?.bind(states);
+  const schedule: WriteQueries['schedule'] = holdsTakingSnapshot
+    ? {
+        ...q.schedule,
+        holds: (p) => {
+          const id = p.instanceId;
+          if (before.has(id) || purged.has(id) || cache?.get(id)) return q.schedule.holds(p);
+          const r = holdsTakingSnapshot(p);
+          if (r.holds) {
+            // What touch() learns from snapshotTakingPending, learnt here.
+            before.set(id, r.state?.snapshot);
+            if (r.state) pendingKnown.set(id, false);
+            if (r.state?.pending) taken.set(id, r.state.pending);
+          }
+          return r.holds;
+        },
+      }
+    : q.schedule;
   const queries: WriteQueries = {
     ...q,
+    schedule,
     instances: wrap(q.instances, 'instances', 'insert'),
     nodes: wrap(q.nodes, 'nodes'),
     history,

@@ -34,6 +34,18 @@ SELECT ${selectList(STATE_INSTANCE_COLS, true)},
           FROM node_state WHERE instance_id = $1) AS "nodes",
        (SELECT patch_json FROM pending) AS "pendingJson"
   FROM instance WHERE id = $1`;
+/**
+ * An outcome's lease check (./queries/schedule.ts HOLDS) and, when the lease is held, what
+ * {@link SNAPSHOT_TAKING_PENDING} answers, in one statement: `holds`, then the instance's columns
+ * (null when it does not exist), its nodes and its pending patch (taken only when `holds`).
+ */
+const HOLDS_TAKING_SNAPSHOT = `WITH h AS (SELECT EXISTS (SELECT 1 FROM schedule WHERE id = $1 AND lease_owner = $2 AND version = $3) AS holds),
+pending AS (DELETE FROM history_state WHERE history_id = -$4::bigint AND (SELECT holds FROM h) RETURNING patch_json)
+SELECT h.holds, ${selectList(STATE_INSTANCE_COLS, true)},
+       (SELECT coalesce(json_agg(json_build_object(${STATE_NODE_COLS.map(([c, a]) => `'${a}', ${c}`).join(', ')})), '[]'::json)
+          FROM node_state WHERE instance_id = $4 AND h.holds) AS "nodes",
+       (SELECT patch_json FROM pending) AS "pendingJson"
+  FROM h LEFT JOIN instance ON h.holds AND instance.id = $4`;
 const PUT = `INSERT INTO history_state (history_id, patch_json) VALUES ($1, $2)`;
 /** A transaction's patches in one statement (one round trip where there was one a patch). */
 const PUT_ALL = `INSERT INTO history_state (history_id, patch_json) SELECT * FROM unnest($1::bigint[], $2::text[])`;
@@ -54,6 +66,22 @@ export function createStateQueries(tx: PgTx): StateQueries {
     // One statement for any number of patches, one included.
     recordAll: (patches) => {
       tx.exec(PUT_ALL, [patches.map((p) => (p.historyId === 0 ? -p.instanceId : p.historyId)), patches.map((p) => JSON.stringify(p.patch))]);
+    },
+    holdsTakingSnapshot: ({ id, version, owner, instanceId }) => {
+      // The instance's lock first, as for holds alone (./queries/schedule.ts).
+      tx.lockInstance(instanceId);
+      const r = tx.run<RawStateInstance & { holds: boolean; nodes: RawStateNode[]; pendingJson: string | null }>(HOLDS_TAKING_SNAPSHOT, [
+        id,
+        owner,
+        version,
+        instanceId,
+      ]).rows[0];
+      if (!r?.holds) return { holds: false };
+      if (r.status === null) return { holds: true, state: undefined };
+      return {
+        holds: true,
+        state: { snapshot: toSnapshot(r, r.nodes), pending: r.pendingJson === null ? undefined : (JSON.parse(r.pendingJson) as StatePatch) },
+      };
     },
     snapshotTakingPending: (id) => {
       tx.lockInstance(id);

@@ -49,7 +49,7 @@ describe('an outcome beside another worker’s claim in flight (PostgreSQL)', ()
     done.push(() => engine.close());
     await engine.deploy({ name: 'one-step', nodes: [{ id: 'hold', type: 'held', config: {} }], edges: [] });
     const id = await engine.start('one-step');
-    for (let i = 0; i < 20 && held.waiting === 0; i++) {
+    for (const until = Date.now() + 20_000; held.waiting === 0 && Date.now() < until; ) {
       await engine.tick();
       await new Promise((r) => setTimeout(r, 10));
     }
@@ -63,10 +63,11 @@ describe('an outcome beside another worker’s claim in flight (PostgreSQL)', ()
     expect(row?.lease_owner).toBeTruthy();
 
     // when another worker's claim of the row is in flight (its transaction holds the instance's
-    // lock and has leased the row, uncommitted) as the handler's outcome commits
+    // lock and has leased the row for 4 s, uncommitted) as the handler's outcome commits (the
+    // lease outlasts the turn, or that turn would claim the row back once it expired)
     const claimer = new Worker(CLAIMER, {
       eval: true,
-      workerData: { url: db.url, lockSql: `SELECT pg_advisory_xact_lock(${instanceLockKeys('$1')})`, instanceId: id, rowId: row!.id, leaseUntil: Date.now() + 300, holdMs: 1500 },
+      workerData: { url: db.url, lockSql: `SELECT pg_advisory_xact_lock(${instanceLockKeys('$1')})`, instanceId: id, rowId: row!.id, leaseUntil: Date.now() + 4000, holdMs: 1500 },
     });
     const messages: string[] = [];
     const committed = new Promise<void>((resolve) =>
@@ -90,7 +91,7 @@ describe('an outcome beside another worker’s claim in flight (PostgreSQL)', ()
     expect((await rows()).map((r) => r.lease_owner)).toEqual(['other']);
 
     // and once that lease expires, the step runs again and completes once
-    for (let i = 0; i < 200 && (await engine.getInstance(id)).status !== 'COMPLETED'; i++) {
+    for (const until = Date.now() + 30_000; (await engine.getInstance(id)).status !== 'COMPLETED' && Date.now() < until; ) {
       await engine.tick();
       await new Promise((r) => setTimeout(r, 20));
     }
