@@ -197,3 +197,26 @@ export const HostErrorCodes = {
   PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
   NETWORK_ERROR: 'NETWORK_ERROR',
 } as const;
+
+/**
+ * Control characters (C0, DEL, C1), the line and paragraph separators and the bidirectional
+ * controls: what names and keys may not hold (a terminal line printing one would be driven, split
+ * or reordered). One source for the API's fields, the DSL's names and the event node's key.
+ */
+// eslint-disable-next-line no-control-regex -- control characters are what it finds
+export const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+
+/** A UTF-16 surrogate without its pair: not a Unicode character, and stored differently by each backend. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * Why `text` cannot be kept as a text column alike on both backends, or undefined when it can:
+ * PostgreSQL's text holds no U+0000 (SQLite's does), and a lone surrogate is stored as U+FFFD by
+ * one and as bytes by the other (a signal by that key would then not find it). For user text
+ * stored in a column of its own: business keys, concurrency keys.
+ */
+export function unstorableText(text: string): string | undefined {
+  if (text.includes('\u0000')) return 'must not hold U+0000 (NUL)';
+  if (LONE_SURROGATE.test(text)) return 'must be well-formed Unicode (it holds a lone surrogate)';
+  return undefined;
+}

@@ -39,6 +39,7 @@ import { z } from 'zod';
 import { ErrorCodes, HostErrorCodes, PRIORITY_RANGE } from '../vocabulary';
 import {
   actor,
+  businessKey,
   definitionExport,
   definitionIn,
   definitionOut,
@@ -229,7 +230,7 @@ export const contract = {
       workflow: name,
       version: version.optional(),
       variables: jsonObject(LIMITS.valueBytes).optional(),
-      businessKey: z.string().min(1).max(LIMITS.id).optional(),
+      businessKey: businessKey.optional(),
       /** Higher first when workers claim work; default: the workflow's `priority`, else 0. */
       priority: z.number().int().min(PRIORITY_RANGE.min).max(PRIORITY_RANGE.max).optional(),
       /** A test run: runs for real, left out of the metrics and of the default instance list (`test: true` lists them). */
@@ -351,7 +352,7 @@ export const contract = {
     input: z
       .strictObject({
         id: rowId.optional(),
-        businessKey: z.string().min(1).max(LIMITS.id).optional(),
+        businessKey: businessKey.optional(),
         event: label(1, 200),
         key: label(0, 1000).optional(),
         data: jsonValue(LIMITS.valueBytes).optional(),

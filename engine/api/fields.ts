@@ -9,6 +9,7 @@
 import { z } from 'zod';
 import type { Workflow, WorkflowInput } from '../dsl/schema';
 import { describeValueProblem, findValueProblem } from '../dsl/value-limits';
+import { CONTROL_CHARACTERS, unstorableText } from '../vocabulary';
 
 /**
  * Size limits enforced by the input schemas, so a huge string is refused with its field named
@@ -73,12 +74,22 @@ export const jsonValue = (max: number) => z.unknown().superRefine(jsonWithin(max
 /** A JSON object at most `max` characters long once serialized (and nested within the limit). */
 export const jsonObject = (max: number) => z.record(z.string(), z.unknown()).superRefine(jsonWithin(max));
 
-/**
- * Control characters (C0, DEL, C1), the line and paragraph separators and the bidirectional
- * controls: a name that holds one would drive, split or reorder a terminal line that prints it.
- */
-// eslint-disable-next-line no-control-regex -- control characters are what it finds
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+/** A name holding one of these would drive, split or reorder a terminal line that prints it. */
+const CONTROL = CONTROL_CHARACTERS;
+
+/** Text of `min` to `max` characters that both backends store and compare as given (no NUL, no lone surrogate: {@link unstorableText}). */
+export const storableText = (min: number, max: number) =>
+  z
+    .string()
+    .min(min)
+    .max(max)
+    .superRefine((s, ctx) => {
+      const why = unstorableText(s);
+      if (why) ctx.addIssue({ code: 'custom', message: why });
+    });
+
+/** A business key: 1 to {@link LIMITS}.id characters, stored as given (other control characters are kept, and printed escaped). */
+export const businessKey = storableText(1, LIMITS.id);
 
 /** A string without control characters (names, actors, event names and keys: they are printed as they are). */
 export const label = (min: number, max: number) =>

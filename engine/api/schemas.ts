@@ -16,7 +16,7 @@ import {
   type NodeStatus,
   type WaitingFor,
 } from '../vocabulary';
-import { epochMs, LIMITS, name, nodeId, rowId, version } from './fields';
+import { epochMs, LIMITS, name, nodeId, rowId, storableText, version } from './fields';
 
 // ---------------------------------------------------------------- statuses
 
@@ -329,7 +329,7 @@ export const InstanceFilterSchema = z.strictObject({
   createdFrom: epochMs.optional(),
   createdTo: epochMs.optional(),
   /** Matches the id, the business key, the error or the suspension text. */
-  text: z.string().max(LIMITS.text).optional(),
+  text: storableText(0, LIMITS.text).optional(),
   /** Only instances waiting for this. */
   waitingFor: z.enum(WAITING_FOR_VALUES).optional(),
   /** Only instances whose current nodes include this node id. */
@@ -337,7 +337,7 @@ export const InstanceFilterSchema = z.strictObject({
   /** Only the child instances of this instance (its `subworkflow` and `map` nodes'). */
   parentId: rowId.optional(),
   /** Only instances with exactly this business key. */
-  businessKey: z.string().min(1).max(LIMITS.text).optional(),
+  businessKey: storableText(1, LIMITS.text).optional(),
   /** Only paused instances (true), or only those not paused (false). */
   paused: z.boolean().optional(),
   /** Only test runs (true), or only real ones (false); not given: real ones, unless `parentId` (or `ids`) is given. */

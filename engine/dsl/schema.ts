@@ -6,7 +6,7 @@
  * which belongs to the designer and is kept as given.
  */
 import { z } from 'zod';
-import { PRIORITY_RANGE } from '../vocabulary';
+import { CONTROL_CHARACTERS, PRIORITY_RANGE } from '../vocabulary';
 
 // ZWJ and VS16 are alternatives outside the class (same language): inside it, eslint's
 // no-misleading-character-class reads them as joining their neighbours.
@@ -18,12 +18,6 @@ export const IdSchema = z
   .string()
   .regex(ID_PATTERN, 'must be 1–128 letters, digits, emoji, "_", "-" or "." (no spaces)');
 
-/**
- * Control characters (C0, DEL, C1), the line and paragraph separators and the bidirectional
- * controls (an RLO reverses the rest of the line it is printed on): never part of a name.
- */
-// eslint-disable-next-line no-control-regex -- control characters are what it finds
-const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/u;
 
 /**
  * A human name (a workflow's, a node's): 1 to `max` characters, no control characters (a NUL or a

@@ -8,6 +8,7 @@
  * whole workflow again is asked for with `retry`, not assumed. `timeoutMs` bounds the wait.
  */
 import { EngineError } from '../errors';
+import { CONTROL_CHARACTERS, unstorableText } from '../vocabulary';
 import { evaluateExpression } from '../dsl/expressions';
 import { MAX_CHILDREN_PER_NODE, type NodeContext, type NodeType } from './types';
 import { EventConfigSchema, MapConfigSchema, SubworkflowConfigSchema, type EventConfig, type MapConfig, type SubworkflowConfig } from './control-flow-config';
@@ -134,6 +135,14 @@ export const eventNode: NodeType<EventConfig> = {
   timeoutBoundsWait: true,
   execute(ctx) {
     const { name, key } = ctx.config;
+    // A name or key that signal refuses (control characters, a NUL, …) could never be sent: fail now, not wait for good.
+    for (const [field, value] of [['name', name], ['key', key]] as const) {
+      if (value === undefined) continue;
+      const bad = CONTROL_CHARACTERS.test(value) ? 'holds control characters (a tab, a newline, a line separator, a direction override, …), which a signal cannot carry' : unstorableText(value);
+      if (bad !== undefined) {
+        throw new EngineError('INVALID_INPUT', `node "${ctx.nodeId}": config.${field} ${JSON.stringify(value)} ${bad}: no event could be sent with it`, { retryable: false });
+      }
+    }
     return Promise.resolve({ wait: { event: { name, ...(key === undefined ? {} : { key }) } } });
   },
 };

@@ -8,7 +8,7 @@
 import os from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { EngineError } from '../errors';
-import { isTerminal } from '../vocabulary';
+import { isTerminal, unstorableText } from '../vocabulary';
 import type { RunnelDb } from '../db/open-database';
 import { openSqliteStorage, type SqliteStorage, type SqliteStorageOptions } from '../db/sqlite-storage';
 import { isPostgresUrl, redactUrl } from '../db/postgres/errors';
@@ -793,10 +793,13 @@ export class SqliteEngine extends Engine {
 
 /**
  * Refuses an empty business key: a signal by business key needs at least one character (the
- * API's `instance:signal`), so an instance started with "" could never be found by it.
+ * API's `instance:signal`), so an instance started with "" could never be found by it. And one
+ * a backend cannot store as given ({@link unstorableText}: a NUL, a lone surrogate).
  *
  * @throws EngineError INVALID_INPUT naming `businessKey`.
  */
 function checkBusinessKey(key: string | undefined): void {
   if (key === '') throw new EngineError('INVALID_INPUT', 'businessKey: must not be empty (leave it out for none)', { details: { field: 'businessKey' } });
+  const why = key === undefined ? undefined : unstorableText(key);
+  if (why) throw new EngineError('INVALID_INPUT', `businessKey: ${why}`, { details: { field: 'businessKey' } });
 }
