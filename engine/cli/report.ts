@@ -7,7 +7,7 @@ import type { InstanceDetail } from '../api/contract';
 import { ExitCode, exitCodeForStatus } from './exit-codes';
 import { workUntil, type Call } from './host';
 import { shownDb, type CliRun, type CommonOptions } from './options';
-import { Progress, errorText, json, shellQuote, short, table } from './output';
+import { Progress, errorText, json, printable, shellQuote, short, table, terminalSafe } from './output';
 
 /** What an instance's `suspension` holds (engine/runtime/state-machine.ts `Suspension`). */
 interface SuspensionView {
@@ -61,17 +61,24 @@ export async function describeInstance(call: Call, inst: Omit<InstanceDetail, 'v
       n.error && n.status !== 'COMPLETED' ? short(errorText(n.error), 120) : '',
     ]);
   if (rows.length > 0) lines.push(table(rows));
-  if (inst.error) lines.push(`error: ${errorText(inst.error)}`);
+  if (inst.error) lines.push(`error: ${terminalSafe(errorText(inst.error))}`);
   for (const n of inst.nodes) {
-    const wait = n.wait as { kind?: string; prompt?: string } | undefined;
-    if (n.status !== 'WAITING' || wait?.kind !== 'approval') continue;
-    lines.push(`waiting for a person at "${n.id}"${wait.prompt ? `: ${wait.prompt}` : ''}`);
-    if (hints) lines.push(`  decide with: npx runnel approve ${inst.id} ${shellQuote(n.id)} --approve --db ${db} (or --reject)`);
+    const wait = n.wait as { kind?: string; prompt?: string; name?: string; key?: string } | undefined;
+    if (n.status !== 'WAITING') continue;
+    if (wait?.kind === 'approval') {
+      // The prompt is the workflow author's text: printed on one line, escaped.
+      lines.push(`waiting for a person at "${n.id}"${wait.prompt ? `: ${printable(wait.prompt)}` : ''}`);
+      if (hints) lines.push(`  decide with: npx runnel approve ${inst.id} ${shellQuote(n.id)} --approve --db ${db} (or --reject)`);
+    } else if (wait?.kind === 'event' && wait.name !== undefined) {
+      const key = wait.key === undefined ? '' : ` with key "${printable(wait.key)}"`;
+      lines.push(`waiting at "${n.id}" for event "${printable(wait.name)}"${key}`);
+      if (hints) lines.push(`  send it with: npx runnel signal ${inst.id} ${shellQuote(wait.name)}${wait.key === undefined ? '' : ` --key ${shellQuote(wait.key)}`} --db ${db}`);
+    }
   }
   const s = inst.suspension as SuspensionView | undefined;
   if (inst.status === 'SUSPENDED' && s) {
     lines.push(
-      `suspended at "${s.nodeId}" (${s.kind === 'incident' ? 'its retries ran out' : 'its compensation failed'} after ${s.attempts} attempt${s.attempts === 1 ? '' : 's'}): ${errorText(s.error)}`,
+      `suspended at "${s.nodeId}" (${s.kind === 'incident' ? 'its retries ran out' : 'its compensation failed'} after ${s.attempts} attempt${s.attempts === 1 ? '' : 's'}): ${terminalSafe(errorText(s.error))}`,
     );
     if (hints) lines.push(`  resume with: npx runnel resume ${inst.id} --action retry --db ${db} (or --action skip, --action fail)`);
   }

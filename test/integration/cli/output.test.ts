@@ -144,6 +144,21 @@ describe('runnel hints and tables', () => {
     expect(vars).toContain('variables: {"r":"abc\\u202edef","ls":"x\\u2028y"}\n');
   });
 
+  it('an approval prompt is printed on one line, escaped; an event wait says what it waits for and how to send it', async () => {
+    const ask = path.join(tmp.dir, 'ask.json');
+    fs.writeFileSync(ask, JSON.stringify({ name: 'ask', nodes: [{ id: 'ok', type: 'approval', config: { prompt: 'line1\nline2\u2028x\u202eevil\\back' } }] }));
+    const run = await runCli('run', ask, '--db', db);
+    expect(run.code).toBe(3);
+    expect(run.stdout).toContain('waiting for a person at "ok": line1\\nline2\\u2028x\\u202eevil\\\\back\n');
+    expect(run.stdout + run.stderr).not.toMatch(/[\u2028\u202e]/);
+    const ev = path.join(tmp.dir, 'ev.json');
+    fs.writeFileSync(ev, JSON.stringify({ name: 'ev', nodes: [{ id: 'e', type: 'event', config: { name: 'ping', key: '{{ k }}' } }] }));
+    expect((await runCli('run', ev, '--vars', '{"k":"dev 7"}', '--db', db)).code).toBe(3);
+    const shown = (await runCli('show', '2', '--db', db)).stdout;
+    expect(shown).toContain('waiting at "e" for event "ping" with key "dev 7"\n');
+    expect(shown).toContain(`  send it with: npx runnel signal 2 ping --key 'dev 7' --db ${db}\n`);
+  });
+
   it('an error quoting what it refused escapes what would split or reverse the line; a backslash stays as written', async () => {
     const wf = path.join(tmp.dir, 'bad.json');
     fs.writeFileSync(wf, JSON.stringify({ name: 'bad', nodes: [{ id: 'x\u2028y', type: 'pass' }, { id: 'r\u202el', type: 'pass' }, { id: 'c:\\p', type: 'pass' }] }));
