@@ -124,7 +124,8 @@ export function typeName(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'an array';
   if (typeof v === 'object') return 'an object';
-  if (typeof v === 'string') return `"${v.length > 40 ? `${v.slice(0, 37)}...` : v}"`;
+  // Quoted as JSON, as a subject's id is (`node "a\nb"`): a newline or a tab in it stays on the line.
+  if (typeof v === 'string') return JSON.stringify(v.length > 40 ? `${v.slice(0, 37)}...` : v);
   if (typeof v === 'undefined') return 'nothing';
   return String(v);
 }

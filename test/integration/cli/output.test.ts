@@ -159,16 +159,20 @@ describe('runnel hints and tables', () => {
     expect(shown).toContain(`  send it with: npx runnel signal 2 ping --key 'dev 7' --db ${db}\n`);
   });
 
-  it('an error quoting what it refused escapes what would split or reverse the line; a backslash stays as written', async () => {
+  it('an error quoting what it refused keeps one line per problem: ids and values quoted as JSON, what would split or reverse the line escaped', async () => {
     const wf = path.join(tmp.dir, 'bad.json');
-    fs.writeFileSync(wf, JSON.stringify({ name: 'bad', nodes: [{ id: 'x\u2028y', type: 'pass' }, { id: 'r\u202el', type: 'pass' }, { id: 'c:\\p', type: 'pass' }] }));
+    fs.writeFileSync(wf, JSON.stringify({ name: 'bad', nodes: [{ id: 'x\u2028y', type: 'pass' }, { id: 'r\u202el', type: 'pass' }, { id: 'c:\\p', type: 'pass' }, { id: 'a\nb', type: 'pass' }, { id: 't\tab', type: 'pass' }] }));
     const r = await runCli('deploy', wf, '--db', db);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('node "x\\u2028y"');
     expect(r.stderr).toContain('node "r\\u202el"');
-    expect(r.stderr).toContain('(got "c:\\p")');
+    expect(r.stderr).toContain('(got "c:\\\\p")');
     expect(r.stderr).not.toMatch(/[\u2028\u202e]/);
-    expect(r.stderr.split('\n').filter((l) => l !== '')).toHaveLength(4);
+    // a newline or a tab in a refused id is quoted as JSON, like the id before it: one line per problem
+    expect(r.stderr).toContain('node "a\\nb": id must be');
+    expect(r.stderr).toContain('(got "a\\nb")');
+    expect(r.stderr).toContain('(got "t\\tab")');
+    expect(r.stderr.split('\n').filter((l) => l !== '')).toHaveLength(6);
   });
 });
 
