@@ -29,7 +29,7 @@ import { addWorkCommands } from './commands/work';
 import { addWorkflowCommands } from './commands/workflows';
 import { ExitCode } from './exit-codes';
 import { commonOptionsLast, type CliRun } from './options';
-import { guardStream, processIo, reportError, type CliIo } from './output';
+import { guardStream, jsonLine, processIo, reportError, type CliIo } from './output';
 
 export { ExitCode, exitCodeForStatus } from './exit-codes';
 export type { CliIo } from './output';
@@ -45,8 +45,14 @@ export function buildProgram(run: CliRun): Command {
     .description('Runnel: a durable workflow engine whose whole runtime is one SQLite file')
     .version('0.1.0', '-V, --version', 'print the version of runnel')
     .enablePositionalOptions()
-    .showHelpAfterError('(run with --help for usage)')
-    .configureOutput({ writeOut: (s) => io.stdout(s), writeErr: (s) => io.stderr(s) })
+    .showHelpAfterError(run.json ? false : '(run with --help for usage)')
+    .configureOutput({
+      writeOut: (s) => io.stdout(s),
+      writeErr: (s) => io.stderr(s),
+      // Usage errors (an unknown command or option, a missing argument) as the API's errors are, with --json.
+      outputError: (s, write) =>
+        write(run.json ? `${jsonLine({ error: { code: 'BAD_REQUEST', message: s.replace(/^error: /, '').trimEnd() } })}\n` : s),
+    })
     .exitOverride();
   addDatabaseCommands(program, run);
   addCopyCommand(program, run);
@@ -75,7 +81,7 @@ function wantsJson(args: readonly string[]): boolean {
  */
 export async function main(argv: readonly string[], io: CliIo = processIo): Promise<number> {
   const controller = new AbortController();
-  const run: CliRun = { io, exitCode: ExitCode.OK, signal: controller.signal };
+  const run: CliRun = { io, exitCode: ExitCode.OK, signal: controller.signal, json: wantsJson(argv.slice(2)) };
   // Console output (the worker's own warnings) goes to these streams too.
   if (io === processIo) {
     guardStream(process.stdout);
@@ -93,7 +99,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     return run.exitCode;
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode === 0 ? ExitCode.OK : ExitCode.USAGE;
-    return reportError(err, io, wantsJson(argv.slice(2)));
+    return reportError(err, io, run.json);
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

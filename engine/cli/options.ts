@@ -19,6 +19,8 @@ export interface CliRun {
   exitCode: number;
   /** Aborted on SIGINT / SIGTERM: long commands stop their worker and return 130. */
   signal: AbortSignal;
+  /** The command line asks for `--json`: errors, usage errors included, are one JSON line on stderr. */
+  json?: boolean;
 }
 
 /** Options every command takes (see {@link common}). */

@@ -2,6 +2,7 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { EngineError } from '../../errors';
+import { exitCodeForError } from '../exit-codes';
 import { checkOutputFile, writeOutputFile } from '../files';
 import { loadRegistry, readWorkflowFile, rehearse, withHost } from '../host';
 import { common, positiveInt, type CliRun, type CommonOptions } from '../options';
@@ -26,7 +27,10 @@ export function addWorkflowCommands(program: Command, run: CliRun): void {
       else io.stdout(`${file}: valid workflow "${definition.name}" (${nodes} nodes, ${edges} edges)\n`);
     } catch (err) {
       if (o.json && err instanceof EngineError && err.code === 'INVALID_WORKFLOW') {
+        // The report is the answer (exit 2): the problems are not printed a second time as an error.
         json(io, { ok: false, problems: problemsOf(err) ?? [{ code: 'SYNTAX', message: err.message, path: [] }] });
+        run.exitCode = exitCodeForError(err);
+        return;
       }
       throw err;
     }

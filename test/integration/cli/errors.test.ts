@@ -115,6 +115,8 @@ describe('runnel: bad input exits 2 with a clear message and writes nothing', ()
         'RETRY_OUT_OF_RANGE',
       ]),
     );
+    // the report is the answer: the problems are not printed again as an error
+    expect(r.stderr).toBe('');
   });
 
   it('a syntax error names the file, line and column', async () => {
@@ -271,6 +273,16 @@ describe('runnel: bad input exits 2 with a clear message and writes nothing', ()
     const lines = error.problems.map((p) => `${p.code} ${p.message}`);
     expect(lines).toHaveLength(EXPECTED_LINES.length);
     expect(EXPECTED_LINES.filter((e) => !lines.some((l) => l.startsWith(e)))).toEqual([]);
+    // usage errors too: a missing argument, an unknown command
+    for (const args of [['cancel', '--json', '--db', db], ['frobnicate', '--json']]) {
+      const usage = await runCli(...args);
+      expect([usage.code, usage.stdout]).toEqual([2, '']);
+      expect(usage.stderr.split('\n')).toHaveLength(2);
+      expect((JSON.parse(usage.stderr) as { error: { code: string; message: string } }).error).toMatchObject({
+        code: 'BAD_REQUEST',
+        message: expect.stringMatching(/^(missing required argument 'id'|unknown command 'frobnicate')$/),
+      });
+    }
   });
 });
 
