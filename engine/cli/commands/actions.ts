@@ -112,7 +112,7 @@ export function addActionCommands(program: Command, run: CliRun): void {
         const r = await call('instance:signal', { ...(id === undefined ? { businessKey: o.businessKey } : { id }), event, key: o.key, data, actor: o.actor });
         const target = r.instance.id;
         await reportAfterAction(engine, call, target, o, run, (status) =>
-          `instance ${target}: event "${event}" ${r.consumedBy === null ? 'recorded (no node waits for it yet: the first event node to wait for it takes it)' : `taken by "${r.consumedBy}"`}; now ${status}${r.consumedBy === null ? '' : carriesOn(status)}`,
+          `instance ${target}: event "${event}" ${r.consumedBy === null ? 'recorded, not taken: no node waits for it now (an event node that waits for it later takes it)' : `taken by "${r.consumedBy}"`}; now ${status}${r.consumedBy === null ? '' : carriesOn(status)}`,
         );
       });
     },

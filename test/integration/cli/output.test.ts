@@ -157,6 +157,11 @@ describe('runnel hints and tables', () => {
     const shown = (await runCli('show', '2', '--db', db)).stdout;
     expect(shown).toContain('waiting at "e" for event "ping" with key "dev 7"\n');
     expect(shown).toContain(`  send it with: npx runnel signal 2 ping --key 'dev 7' --db ${db}\n`);
+    const first = await runCli('signal', '2', 'ping', '--key', 'dev 7', '--db', db);
+    expect(first.stdout).toMatch(/^instance 2: event "ping" taken by "e"; now /);
+    // a second one stays recorded: nothing waits for it now, and the text says no more than that
+    const second = await runCli('signal', '2', 'ping', '--key', 'dev 7', '--db', db);
+    expect(second.stdout).toMatch(/^instance 2: event "ping" recorded, not taken: no node waits for it now \(an event node that waits for it later takes it\); now /);
   });
 
   it('an error quoting what it refused keeps one line per problem: ids and values quoted as JSON, what would split or reverse the line escaped', async () => {
