@@ -205,10 +205,13 @@ describe('read-only database files', () => {
     const digest = sha(file);
     const cli = (...args: string[]) => withSearchAccess(out.dir, () => spawnAsUser(dir, [path.join(REPO, 'bin', 'runnel.js'), ...args, '--db', file]));
 
+    const because = `cannot read ${file}: it is a WAL database, and SQLite needs to create runnel.db-shm beside it`;
     for (const args of [['check'], ['check', '--json'], ['backup', path.join(out.dir, 'copy.db')]]) {
       const r = cli(...args);
       expect(r.status, `${args.join(' ')}: ${r.stderr}`).toBe(2);
-      expect(r.stderr).toContain(`DATABASE_READONLY: cannot read ${file}: it is a WAL database, and SQLite needs to create runnel.db-shm beside it`);
+      // (with --json the error is one JSON line)
+      if (args.includes('--json')) expect((JSON.parse(r.stderr) as { error: { code: string; message: string } }).error).toMatchObject({ code: 'DATABASE_READONLY', message: expect.stringContaining(because) });
+      else expect(r.stderr).toContain(`DATABASE_READONLY: ${because}`);
       expect(r.stderr).not.toMatch(/\n\s+at .+:\d+:\d+/);
     }
     const vacuum = cli('vacuum');
