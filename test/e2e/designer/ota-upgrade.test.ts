@@ -3,7 +3,7 @@
 // against the example device fleet to COMPLETED, and exports a file that `runnel run` accepts.
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Output } from '../../../engine/api/contract';
 import { canonicalJson, normalizeWorkflow } from '../../../engine/dsl';
@@ -24,6 +24,26 @@ afterAll(async () => {
 });
 
 /** Fills the retry fields with prefix `prefix` (`retry`, `workflow-retry`, `compensate-retry`). */
+/**
+ * Checks a checkbox of the properties panel. Twice in fresh-clone CI runs (once in 20) the click
+ * right after filling the field above it left the box unchecked ("Clicking the checkbox did not
+ * change its state"); the cause is not found (the panel's fields commit on change, no remount
+ * was seen). The click is tried again, at most twice, once the panel has had 200 ms to settle,
+ * and the box must end checked.
+ */
+async function checkBox(box: Locator): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await box.check({ timeout: 10_000 });
+      break;
+    } catch (err) {
+      if (attempt >= 3 || !/did not change its state/.test(String(err))) throw err;
+      await box.page().waitForTimeout(200);
+    }
+  }
+  expect(await box.isChecked()).toBe(true);
+}
+
 async function retry(page: Page, prefix: string, values: Partial<Record<'maxAttempts' | 'initialIntervalMs' | 'backoffCoefficient' | 'maxIntervalMs', number>>): Promise<void> {
   for (const [key, v] of Object.entries(values)) await page.getByTestId(`prop-${prefix}-${key}`).fill(String(v));
 }
@@ -78,7 +98,7 @@ describe('drawing the OTA example from an empty canvas', () => {
     await http(page, 'POST', `${base}/flash`, '{ "version": "{{ targetVersion }}", "checksum": "{{ image.checksum }}" }');
     await page.getByTestId('prop-output').fill("{ 'flashed': $result.body }");
     await page.getByTestId('prop-timeoutMs').fill('5000');
-    await page.getByTestId('prop-compensate').check();
+    await checkBox(page.getByTestId('prop-compensate'));
     expect(await page.getByTestId('prop-compensate-type').inputValue()).toBe('http');
     await page.getByTestId('prop-compensate-name').fill('Roll back firmware');
     await http(page, 'POST', `${base}/rollback`, '{ "version": "{{ device.version }}" }', 'compensate-config');
