@@ -74,9 +74,6 @@ export const jsonValue = (max: number) => z.unknown().superRefine(jsonWithin(max
 /** A JSON object at most `max` characters long once serialized (and nested within the limit). */
 export const jsonObject = (max: number) => z.record(z.string(), z.unknown()).superRefine(jsonWithin(max));
 
-/** A name holding one of these would drive, split or reorder a terminal line that prints it. */
-const CONTROL = CONTROL_CHARACTERS;
-
 /** Text of `min` to `max` characters that both backends store and compare as given (no NUL, no lone surrogate: {@link unstorableText}). */
 export const storableText = (min: number, max: number) =>
   z
@@ -97,7 +94,7 @@ export const label = (min: number, max: number) =>
     .string()
     .min(min)
     .max(max)
-    .refine((s) => !CONTROL.test(s), 'must not hold control characters (tabs, newlines, escapes, line separators, direction overrides)')
+    .refine((s) => !CONTROL_CHARACTERS.test(s), 'must not hold control characters (tabs, newlines, escapes, line separators, direction overrides)')
     .refine((s) => min === 0 || s.trim() !== '', 'must not be blank');
 
 /** A workflow name (or another identifier): 1 to {@link LIMITS}.id characters, no control characters. */

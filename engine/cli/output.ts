@@ -51,7 +51,7 @@ export const processIo: CliIo = {
  * JSON leaves raw and a terminal or a line reader should not get (see {@link jsonLine}) are escaped.
  */
 export function json(io: CliIo, value: unknown): void {
-  io.stdout(`${(JSON.stringify(value, null, 2) ?? '').replace(JSON_UNPRINTABLE, unicodeEscape)}\n`);
+  io.stdout(`${escapeUnprintable(JSON.stringify(value, null, 2) ?? '')}\n`);
 }
 
 interface ProblemLine {
@@ -171,12 +171,17 @@ function unicodeEscape(c: string): string {
 /** What JSON text leaves as it is and a terminal should not get raw: DEL, C1, the line separators, the bidirectional controls. */
 const JSON_UNPRINTABLE = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
+/** JSON text with {@link JSON_UNPRINTABLE} as `\uXXXX` escapes (still valid JSON, the same values). */
+function escapeUnprintable(jsonText: string): string {
+  return jsonText.replace(JSON_UNPRINTABLE, unicodeEscape);
+}
+
 /**
  * `value` as one line of JSON a terminal shows as it is: JSON escapes the other control
  * characters and the backslash itself; these get `\uXXXX` escapes too (still valid JSON).
  */
 export function jsonLine(value: unknown): string {
-  return (JSON.stringify(value) ?? '').replace(JSON_UNPRINTABLE, unicodeEscape);
+  return escapeUnprintable(JSON.stringify(value) ?? '');
 }
 
 /**

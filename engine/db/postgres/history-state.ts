@@ -22,6 +22,8 @@ import type { PgTx } from './queries/context';
 
 const INSTANCE = `SELECT ${selectList(STATE_INSTANCE_COLS, true)} FROM instance WHERE id = $1`;
 const NODES = `SELECT ${selectList(STATE_NODE_COLS, true)} FROM node_state WHERE instance_id = $1`;
+/** An instance's node rows as one JSON array (the select list of a subquery over node_state). */
+const NODES_JSON = `coalesce(json_agg(json_build_object(${STATE_NODE_COLS.map(([c, a]) => `'${a}', ${c}`).join(', ')})), '[]'::json)`;
 /** An instance's pending patch is keyed by minus its id (migration 11). */
 const TAKE = `DELETE FROM history_state WHERE history_id = -$1::bigint RETURNING patch_json`;
 /**
@@ -30,7 +32,7 @@ const TAKE = `DELETE FROM history_state WHERE history_id = -$1::bigint RETURNING
  */
 const SNAPSHOT_TAKING_PENDING = `WITH pending AS (${TAKE})
 SELECT ${selectList(STATE_INSTANCE_COLS, true)},
-       (SELECT coalesce(json_agg(json_build_object(${STATE_NODE_COLS.map(([c, a]) => `'${a}', ${c}`).join(', ')})), '[]'::json)
+       (SELECT ${NODES_JSON}
           FROM node_state WHERE instance_id = $1) AS "nodes",
        (SELECT patch_json FROM pending) AS "pendingJson"
   FROM instance WHERE id = $1`;
@@ -42,7 +44,7 @@ SELECT ${selectList(STATE_INSTANCE_COLS, true)},
 const HOLDS_TAKING_SNAPSHOT = `WITH h AS (SELECT EXISTS (SELECT 1 FROM schedule WHERE id = $1 AND lease_owner = $2 AND version = $3) AS holds),
 pending AS (DELETE FROM history_state WHERE history_id = -$4::bigint AND (SELECT holds FROM h) RETURNING patch_json)
 SELECT h.holds, ${selectList(STATE_INSTANCE_COLS, true)},
-       (SELECT coalesce(json_agg(json_build_object(${STATE_NODE_COLS.map(([c, a]) => `'${a}', ${c}`).join(', ')})), '[]'::json)
+       (SELECT ${NODES_JSON}
           FROM node_state WHERE instance_id = $4 AND h.holds) AS "nodes",
        (SELECT patch_json FROM pending) AS "pendingJson"
   FROM h LEFT JOIN instance ON h.holds AND instance.id = $4`;
