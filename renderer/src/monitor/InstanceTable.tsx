@@ -100,7 +100,7 @@ function Row({
           </span>
         ) : null}
       </span>
-      <span role="cell" title={formatTimestamp(row.createdAt)}>
+      <span role="cell" className="ellipsis" title={formatTimestamp(row.createdAt)}>
         {formatTime(row.createdAt, now)}
       </span>
       <span role="cell" className="num" title={`${formatDuration((row.endedAt ?? now) - start)}${live && row.status !== 'PENDING' ? ', still going' : ''}`}>

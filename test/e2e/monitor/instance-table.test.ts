@@ -77,11 +77,48 @@ async function wrappedCells(): Promise<string[]> {
   );
 }
 
+/** The rows on screen (and the header) whose content is wider than the row, as `testid: content/row px`. */
+function overflowingRows(): Promise<string[]> {
+  return app.page.locator('.itable-row').evaluateAll((rows) =>
+    rows.flatMap((row) =>
+      row.scrollWidth > row.clientWidth ? [`${row.getAttribute('data-testid') ?? 'head'}: ${row.scrollWidth}/${row.clientWidth}px`] : [],
+    ),
+  );
+}
+
 /** Whether the first element `locator` matches shows its whole text (nothing cut by an ellipsis). */
 function fits(locator: Locator): Promise<boolean> {
   return locator.evaluate((el) => {
     const e = el as unknown as { scrollWidth: number; clientWidth: number };
     return e.scrollWidth <= e.clientWidth;
+  });
+}
+
+/**
+ * Whether the Started column shows a start on another day whole: a copy of `row` (same grid, same
+ * column widths) is put beside it with its Started cell holding, in turn, the other-day form of
+ * formatTime (renderer/src/monitor/format.ts) for each month at 23:58 on the 17th, in the page's
+ * locale. Answers whether every one fits, and the widest text. The copy is removed.
+ */
+function widestOtherDayStart(row: Locator): Promise<{ fits: boolean; text: string }> {
+  return row.evaluate((el) => {
+    const copy = el.cloneNode(true) as HTMLElement;
+    el.parentElement?.appendChild(copy);
+    try {
+      const cell = copy.querySelectorAll<HTMLElement>('[role="cell"]')[3];
+      if (!cell) throw new Error('no Started cell');
+      let widest = { fits: true, text: '', width: 0 };
+      for (let month = 0; month < 12; month++) {
+        const d = new Date(2026, month, 17, 23, 58, 0);
+        const time = d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
+        cell.textContent = `${d.toLocaleDateString(undefined, { day: 'numeric', month: 'short' })} ${time.slice(0, 5)}`;
+        if (cell.scrollWidth > widest.width) widest = { fits: widest.fits, text: cell.textContent, width: cell.scrollWidth };
+        if (cell.scrollWidth > cell.clientWidth) widest.fits = false;
+      }
+      return { fits: widest.fits, text: widest.text };
+    } finally {
+      copy.remove();
+    }
   });
 }
 
@@ -110,6 +147,8 @@ describe('the instance table', () => {
     expect(await page.getByTestId('start-panel').getAttribute('data-open')).toBe('false');
     // and no cell wraps onto a second line in its 34 px row (a long wait ends in an ellipsis, whole in its title)
     expect(await wrappedCells()).toEqual([]);
+    // and no row is wider than the table: the columns' minimums fit at 1280
+    expect(await overflowingRows()).toEqual([]);
     const waiting = page.locator('[data-testid^="instance-waiting-"]').filter({ has: page.locator('.wait') }).first();
     expect(await waiting.getAttribute('title')).toMatch(/^(approval|retry|person|timer|event|child instances) for \d+ h( \d+ min)?, since /);
   });
@@ -133,6 +172,9 @@ describe('the instance table', () => {
         }
         expect(await page.getByTestId(`instance-workflow-${id}`).getAttribute('title')).toBe(`ota-upgrade v1 · key-${id - 1}`);
       }
+      // and a start on another day ("17 May 23:58" in the page's own locale, the widest month) fits
+      // its column too, whatever the hour the test runs at
+      expect(await widestOtherDayStart(page.getByTestId(`instance-row-${ids[0]}`))).toEqual({ fits: true, text: expect.stringMatching(/23:58/) });
       // and every header shows its whole label
       for (const label of await page.locator('.itable-head .sort-button').all()) expect(await fits(label)).toBe(true);
       // and no cell wraps onto a second line in its 34 px row
