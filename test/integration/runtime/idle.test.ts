@@ -2,9 +2,15 @@
  * `isIdle()` means nothing is due: an approval waiting for a person is idle until its timeout is
  * due, not idle while the passed timeout waits to be handled, and idle again once its error path
  * ran. Real database file, a manual clock.
+ *
+ * An idle worker writes nothing: while no row is due, its loop reads the earliest due time and
+ * takes no write turn; a row another engine adds, or a timer coming due, is claimed at the next
+ * poll. Real database file, the wall clock.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { Engine } from '../../../engine/runtime/engine';
 import { ManualClock } from '../../../engine/runtime/clock';
+import type { EngineEvent } from '../../../engine/runtime/events';
 import { tempEngine } from '../../helpers/temp-engine';
 
 /** Lets handlers started by the last turn settle (they run in microtasks and immediates). */
@@ -47,5 +53,59 @@ describe('idle means nothing due', () => {
     expect((await engine.getInstance(id)).status).toBe('COMPLETED');
     expect((await engine.getInstance(id)).nodes.find((n) => n.id === 'escalate')?.status).toBe('COMPLETED');
     expect((await engine.isIdle())).toBe(true);
+  });
+});
+
+describe('an idle worker writes nothing', () => {
+  let ctx: ReturnType<typeof tempEngine>;
+  let second: Engine | undefined;
+  afterEach(async () => {
+    await second?.close();
+    second = undefined;
+    await ctx.close();
+  });
+
+  it('takes no write turn while no row is due, and claims at the next poll what another engine starts or a timer makes due', async () => {
+    // given: a worker polling every 20 ms, a workflow whose step waits 300 ms in a delay
+    ctx = tempEngine({ pollIntervalMs: 20 });
+    const { engine } = ctx;
+    await engine.deploy({
+      name: 'nap',
+      nodes: [
+        { id: 'nap', type: 'delay', config: { durationMs: 300 } },
+        { id: 'after', type: 'pass' },
+      ],
+      edges: [{ from: 'nap', to: 'after' }],
+    });
+    const turns: EngineEvent[] = [];
+    const off = engine.on((e) => {
+      if (e.type === 'worker.turn') turns.push(e);
+    });
+    engine.startWorker();
+    // when: a second idle
+    await new Promise((r) => setTimeout(r, 1000));
+    // then: about 50 polls, and not one write turn (each polled with BEGIN IMMEDIATE before)
+    expect(turns).toEqual([]);
+
+    // when: a second engine on the database, with no worker of its own, starts an instance
+    second = Engine.open(ctx.file);
+    const id = await second.start('nap');
+    // then: the first worker claims it at a poll, waits out the delay (no write turn in between
+    // but the claim and the delay's own) and completes it
+    const t0 = Date.now();
+    while ((await engine.getInstance(id)).status !== 'COMPLETED' && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 20));
+    expect((await engine.getInstance(id)).status).toBe('COMPLETED');
+    expect(turns.length).toBeGreaterThan(0);
+    const history = await engine.history(id);
+    const fired = history.find((h) => h.type === 'timer.fired' && h.nodeId === 'nap');
+    const started = history.find((h) => h.type === 'timer.started' && h.nodeId === 'nap');
+    expect(fired && started ? fired.at - started.at : -1).toBeGreaterThanOrEqual(300);
+
+    // and: idle again, it writes nothing again
+    await new Promise((r) => setTimeout(r, 100));
+    const after = turns.length;
+    await new Promise((r) => setTimeout(r, 500));
+    expect(turns.length).toBe(after);
+    off();
   });
 });
