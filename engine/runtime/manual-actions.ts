@@ -64,7 +64,8 @@ function stepsOf(nodes: readonly { id: string; status: string; output?: unknown;
  * (`{ approved, data, comment, actor, decidedAt }`) and the instance goes on.
  *
  * @throws EngineError NOT_FOUND, INVALID_STATE (no approval waits there), CONFLICT (decided
- *   meanwhile), INVALID_INPUT (data the approval's `form` refuses, each field named, or that no
+ *   meanwhile), INVALID_INPUT (data the approval's `form` refuses, each field named — an approval
+ *   without data is checked as `{}`, so a required field refuses it; a rejection needs none — or that no
  *   value may hold: nested too deep, a `__proto__` key, a number that is not finite),
  *   RESULT_TOO_LARGE (the decision, or the variables with it, above the limit), DEADLINE_EXCEEDED
  *   (the instance had passed its deadline: it is failed instead).
@@ -83,9 +84,12 @@ export async function approve(ctx: RuntimeContext, instanceId: number, nodeId: s
   const dataProblem = decision.data === undefined ? undefined : findValueProblem(decision.data);
   if (dataProblem) throw new EngineError('INVALID_INPUT', `data: ${describeValueProblem('the decision data', dataProblem)}`, { kind: 'user', retryable: false });
   // The form the UI renders is checked here too, so no client (CLI, API) can send what it refuses.
+  // As in the UI, an approval fills the form in (no data is checked as `{}`, so a required field
+  // is missing); a rejection need not, but what it does fill in is checked.
   const form = (node.def.config as { form?: unknown } | undefined)?.form;
-  if (decision.data !== undefined && typeof form === 'object' && form !== null && !Array.isArray(form)) {
-    checkDecisionData(form as Record<string, unknown>, decision.data, nodeId);
+  if (typeof form === 'object' && form !== null && !Array.isArray(form)) {
+    if (decision.data !== undefined) checkDecisionData(form as Record<string, unknown>, decision.data, nodeId);
+    else if (decision.approved) checkMissingDecisionData(form as Record<string, unknown>, nodeId);
   }
   const now = ctx.clock.now();
   const result: Record<string, unknown> = { approved: decision.approved, decidedAt: now };
@@ -105,6 +109,27 @@ export async function approve(ctx: RuntimeContext, instanceId: number, nodeId: s
   );
   ctx.worker.wake();
   if (refused) throw refused;
+}
+
+/**
+ * An approval sent without data, against the node's `form`: the form is checked as filled in with
+ * nothing (`{}`), so a form with required fields refuses it.
+ *
+ * @throws EngineError INVALID_INPUT ("no data was given, and the form of node … needs it: …", the
+ *   fields in `details`), or the form's own error when it is not a valid JSON Schema.
+ */
+function checkMissingDecisionData(form: Record<string, unknown>, nodeId: string): void {
+  try {
+    checkDecisionData(form, {}, nodeId);
+  } catch (err) {
+    if (!(err instanceof EngineError) || !Array.isArray(err.details)) throw err;
+    const problems = err.details as { field: string; message: string }[];
+    throw new EngineError(
+      'INVALID_INPUT',
+      `data: none was given, and the form of node "${nodeId}" needs it: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}`,
+      { details: problems },
+    );
+  }
 }
 
 /**
