@@ -28,7 +28,7 @@
 import type pg from 'pg';
 import { EngineError } from '../../errors';
 import type { ChangePage, ReadModel } from '../../store/port';
-import { CHANGE_COLUMNS, toChangeConsumer, toChangePage, type ChangeRow, type ConsumerRow } from '../queries/changes';
+import { CHANGE_SELECT, toChangeConsumer, toChangePage, type ChangeRow, type ConsumerRow } from '../queries/changes';
 import { rowsOf } from './pg-read';
 
 /**
@@ -99,8 +99,8 @@ export function createPostgresChangeReads(pool: pg.Pool, waitMs = FEED_LOCK_TIME
       }
       const rows =
         o.workflow === undefined
-          ? await rowsOf<ChangeRow>(pool, `SELECT ${CHANGE_COLUMNS} WHERE h.id > $1 AND h.id <= $2 ORDER BY h.id LIMIT $3`, [o.after, head, o.limit])
-          : await rowsOf<ChangeRow>(pool, `SELECT ${CHANGE_COLUMNS} WHERE h.id > $1 AND h.id <= $2 AND w.name = $3 ORDER BY h.id LIMIT $4`, [
+          ? await rowsOf<ChangeRow>(pool, `SELECT ${CHANGE_SELECT.postgres.columns} WHERE h.id > $1 AND h.id <= $2 ORDER BY h.id LIMIT $3`, [o.after, head, o.limit])
+          : await rowsOf<ChangeRow>(pool, `SELECT ${CHANGE_SELECT.postgres.columns} WHERE h.id > $1 AND h.id <= $2 AND ${CHANGE_SELECT.postgres.workflow} = $3 ORDER BY h.id LIMIT $4`, [
               o.after,
               head,
               o.workflow,

@@ -12,7 +12,7 @@ import type Database from 'better-sqlite3';
 import type { ChangeConsumer, ChangeEntry } from '../../api/contract';
 import type { ChangePage, ConsumerQueries, ReadModel } from '../../store/port';
 
-/** A feed row as stored, with its instance's workflow. */
+/** A feed row as stored, with its workflow (its instance's, or a schedule entry's). */
 export interface ChangeRow {
   id: number;
   instance_id: number | null;
@@ -72,16 +72,40 @@ export function toChangePage(rows: ChangeRow[], o: { after: number; limit: numbe
  */
 export const SQLITE_HEAD = `SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'history'), 0), coalesce((SELECT max(id) FROM history), 0)) AS head`;
 
-/** The SELECT list and joins of a feed read (same text on both backends). */
-export const CHANGE_COLUMNS = `h.id, h.instance_id, w.name AS workflow, w.version AS workflow_version, h.node_id, h.type, h.at, h.attempt, h.actor, h.data_json
-  FROM history h LEFT JOIN instance i ON i.id = h.instance_id LEFT JOIN workflow w ON w.id = i.workflow_id`;
+/**
+ * A feed row's workflow: its instance's, or for a schedule's entry (`schedule.skipped`,
+ * `schedule.paused`, `schedule.resumed`: no instance) the one its data names, so that a reader
+ * following one workflow sees its schedule's skipped due times too. `dataWorkflow` is the
+ * dialect's read of `data_json`'s `workflow` member.
+ */
+function workflowOfRow(dataWorkflow: string): string {
+  return `coalesce(w.name, CASE WHEN h.instance_id IS NULL AND h.type LIKE 'schedule.%' THEN ${dataWorkflow} END)`;
+}
+
+/**
+ * The SELECT list and joins of a feed read, and the expression its workflow filter compares
+ * (`workflow`), in each backend's dialect.
+ */
+export const CHANGE_SELECT = {
+  sqlite: changeSelect(workflowOfRow(`CASE WHEN json_valid(h.data_json) THEN json_extract(h.data_json, '$.workflow') END`)),
+  postgres: changeSelect(workflowOfRow(`(h.data_json::json ->> 'workflow')`)),
+};
+
+function changeSelect(workflow: string): { columns: string; workflow: string } {
+  return {
+    columns: `h.id, h.instance_id, ${workflow} AS workflow, w.version AS workflow_version, h.node_id, h.type, h.at, h.attempt, h.actor, h.data_json
+  FROM history h LEFT JOIN instance i ON i.id = h.instance_id LEFT JOIN workflow w ON w.id = i.workflow_id`,
+    workflow,
+  };
+}
 
 /** The feed's reads over `db` (part of the read model). */
 export function createChangeReads(db: Database.Database): Pick<ReadModel, 'changes' | 'changeConsumers'> {
   const head = db.prepare<[], { head: number }>(SQLITE_HEAD);
-  const page = db.prepare<[number, number, number], ChangeRow>(`SELECT ${CHANGE_COLUMNS} WHERE h.id > ? AND h.id <= ? ORDER BY h.id LIMIT ?`);
+  const { columns, workflow } = CHANGE_SELECT.sqlite;
+  const page = db.prepare<[number, number, number], ChangeRow>(`SELECT ${columns} WHERE h.id > ? AND h.id <= ? ORDER BY h.id LIMIT ?`);
   const pageOf = db.prepare<[number, number, string, number], ChangeRow>(
-    `SELECT ${CHANGE_COLUMNS} WHERE h.id > ? AND h.id <= ? AND w.name = ? ORDER BY h.id LIMIT ?`,
+    `SELECT ${columns} WHERE h.id > ? AND h.id <= ? AND ${workflow} = ? ORDER BY h.id LIMIT ?`,
   );
   const consumers = db.prepare<[], ConsumerRow>('SELECT name, cursor, created_at, updated_at FROM change_consumer ORDER BY name');
   // One read transaction: the head and the rows come from the same snapshot.

@@ -116,6 +116,23 @@ describe('change feed', () => {
     expect(await value('changes:read', { workflow: 'nothing-by-this-name' })).toEqual({ entries: [], cursor: head, head });
   });
 
+  it("filters by workflow: a schedule's entries (no instance) carry its workflow and pass its filter", async () => {
+    // given: a workflow with a schedule none of whose due times has come, and another workflow
+    await t.engine.deploy({ ...twoSteps('nightly'), schedules: [{ id: 'night', cron: '0 3 1 1 *' }] });
+    await t.engine.deploy(twoSteps('orders'));
+    // when: the schedule is paused and resumed (entries of no instance)
+    await t.engine.pauseSchedule('nightly', 'night', { actor: 'ops' });
+    await t.engine.resumeSchedule('nightly', 'night', { actor: 'ops' });
+    // then: both entries name the workflow, and a read of that workflow answers them
+    const page = await value('changes:read', { workflow: 'nightly' });
+    expect(page.entries.map((e) => [e.type, e.instanceId, e.workflow, e.workflowVersion])).toEqual([
+      ['schedule.paused', null, 'nightly', null],
+      ['schedule.resumed', null, 'nightly', null],
+    ]);
+    // and a read of another workflow does not
+    expect((await value('changes:read', { workflow: 'orders' })).entries).toEqual([]);
+  });
+
   it('keeps named consumers: acknowledging registers and is monotonic, a read resumes after the cursor, and the lowest cursor is what retention reads', async () => {
     await t.engine.deploy(twoSteps('orders'));
     const id = await t.engine.start('orders');
