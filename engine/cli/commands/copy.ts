@@ -9,7 +9,7 @@ export function addCopyCommand(program: Command, run: CliRun): void {
   const { io } = run;
   program
     .command('copy')
-    .description('copy a whole database (workflows, instances, history, ids kept) into a new one: a SQLite file or a postgres:// URL, either way; refused while workers run on the source')
+    .description('copy a whole database (workflows, instances, history, ids kept) into a new one: a SQLite file or a postgres:// URL, either way; refused while workers hold leases on the source (stop them first) or when the target holds anything')
     .requiredOption('--from <db>', 'the source: a database file or a postgres:// URL')
     .requiredOption('--to <db>', 'the target, empty or new: a database file or a postgres:// URL')
     .option('--json', 'machine-readable output on stdout (no progress)')

@@ -111,12 +111,15 @@ export function addMaintenanceCommands(program: Command, run: CliRun): void {
   common(
     program
       .command('metrics')
-      .description('print the Prometheus metrics of the database (the text GET /metrics serves; counters of this process start at zero)'),
+      .description(
+        'print the Prometheus metrics of the database (the text GET /metrics serves; counters of this process start at zero); with --json, the same as prom-client\'s JSON: [{ name, help, type, values: [{ labels, value }] }]',
+      ),
   ).action(async (o: CommonOptions) => {
     await withHost(o, io, 'read', async ({ engine }) => {
       const metrics = new EngineMetrics(engine);
       try {
-        io.stdout(await metrics.text());
+        if (o.json) json(io, await metrics.registry.getMetricsAsJSON());
+        else io.stdout(await metrics.text());
       } finally {
         metrics.close();
       }

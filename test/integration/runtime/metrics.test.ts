@@ -186,6 +186,14 @@ describe('GET /metrics and runnel metrics', () => {
     // A process of its own has counted nothing yet.
     expect(cli.stdout).toContain('# TYPE runnel_node_attempts_total counter');
     expect(cli.stdout).not.toMatch(/^runnel_node_attempts_total\{/m);
+    // With --json, the same metrics as one JSON document (prom-client's getMetricsAsJSON)
+    const asJson = await runCli('metrics', '--db', h.file, '--json');
+    expect(asJson.code, asJson.stderr).toBe(0);
+    const metrics = JSON.parse(asJson.stdout) as { name: string; type: string; values: { labels: Record<string, string>; value: number }[] }[];
+    const instances = metrics.find((m) => m.name === 'runnel_instances');
+    expect(instances?.type).toBe('gauge');
+    expect(instances?.values).toContainEqual({ labels: { workflow: 'solo', status: 'COMPLETED' }, value: 1 });
+    expect(metrics.find((m) => m.name === 'runnel_node_attempts_total')?.values).toEqual([]);
   });
 });
 
