@@ -17,6 +17,23 @@ interface SuspensionView {
   error: unknown;
 }
 
+/**
+ * What `signal` says of an event no node took: when an event node of `inst` waits for the same name
+ * with another key (or none), which node and which key, so a wrong `--key` is seen as such; else
+ * that no node waits for it now.
+ */
+export function notTakenText(inst: { nodes: readonly { id: string; status: string; wait?: unknown }[] }, event: string, key: string | undefined): string {
+  const sent = key === undefined ? 'this one has none' : `this one has "${printable(key)}"`;
+  for (const n of inst.nodes) {
+    const wait = n.wait as { kind?: string; name?: string; key?: string } | undefined;
+    // The same key: the node took an earlier one (its worker has not settled it yet).
+    if (n.status !== 'WAITING' || wait?.kind !== 'event' || wait.name !== event || wait.key === key) continue;
+    const wanted = wait.key === undefined ? 'without a key' : `with key "${printable(wait.key)}"`;
+    return `recorded, not taken: node "${printable(n.id)}" waits for it ${wanted} (${sent})`;
+  }
+  return 'recorded, not taken: no node waits for it now (an event node that waits for it later takes it)';
+}
+
 /** The hint of an instance left for a worker to carry on. */
 export const CARRIES_ON = ' (a worker carries it on: npx runnel worker, or pass --wait)';
 

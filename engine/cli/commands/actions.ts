@@ -7,7 +7,7 @@
 import { Option, type Command } from 'commander';
 import { withHost } from '../host';
 import { common, defaultActor, instanceIdArg, parseJsonFlag, parseVariables, usage, type CliRun, type CommonOptions } from '../options';
-import { carriesOn, reportAfterAction } from '../report';
+import { carriesOn, notTakenText, reportAfterAction } from '../report';
 import { jsonLine } from '../output';
 
 const WAIT_HELP = 'work the instance until it ends or needs a person; exit code by its status';
@@ -111,9 +111,8 @@ export function addActionCommands(program: Command, run: CliRun): void {
       await withHost(o, io, 'write', async ({ engine, call }) => {
         const r = await call('instance:signal', { ...(id === undefined ? { businessKey: o.businessKey } : { id }), event, key: o.key, data, actor: o.actor });
         const target = r.instance.id;
-        await reportAfterAction(engine, call, target, o, run, (status) =>
-          `instance ${target}: event "${event}" ${r.consumedBy === null ? 'recorded, not taken: no node waits for it now (an event node that waits for it later takes it)' : `taken by "${r.consumedBy}"`}; now ${status}${r.consumedBy === null ? '' : carriesOn(status)}`,
-        );
+        const outcome = r.consumedBy === null ? notTakenText(await call('instance:get', { id: target }), event, o.key) : `taken by "${r.consumedBy}"`;
+        await reportAfterAction(engine, call, target, o, run, (status) => `instance ${target}: event "${event}" ${outcome}; now ${status}${r.consumedBy === null ? '' : carriesOn(status)}`);
       });
     },
   );

@@ -157,6 +157,11 @@ describe('runnel hints and tables', () => {
     const shown = (await runCli('show', '2', '--db', db)).stdout;
     expect(shown).toContain('waiting at "e" for event "ping" with key "dev 7"\n');
     expect(shown).toContain(`  send it with: npx runnel signal 2 ping --key 'dev 7' --db ${db}\n`);
+    // a wrong key is not taken, and the text names the node and the key it waits with
+    const wrong = await runCli('signal', '2', 'ping', '--key', 'dev 8', '--db', db);
+    expect(wrong.stdout).toMatch(/^instance 2: event "ping" recorded, not taken: node "e" waits for it with key "dev 7" \(this one has "dev 8"\); now WAITING/);
+    const keyless = await runCli('signal', '2', 'ping', '--db', db);
+    expect(keyless.stdout).toMatch(/^instance 2: event "ping" recorded, not taken: node "e" waits for it with key "dev 7" \(this one has none\); now WAITING/);
     const first = await runCli('signal', '2', 'ping', '--key', 'dev 7', '--db', db);
     expect(first.stdout).toMatch(/^instance 2: event "ping" taken by "e"; now /);
     // a second one stays recorded: nothing waits for it now, and the text says no more than that
