@@ -268,10 +268,15 @@ export class Worker {
   private failureCode: string | undefined;
 
   private async loop(): Promise<void> {
+    // Whether the last turn found nothing to do: only then does the next one read before it
+    // writes. A worker's first turn writes at once (on PostgreSQL the first read opens a
+    // connection of the read pool, which delayed a fresh worker's first claims), and a busy loop
+    // pays no read beside its writes.
+    let idle = false;
     while (this.running) {
       let worked = 0;
       try {
-        worked = await this.tick(true);
+        worked = await this.tick(idle);
         if (this.failedTurns > 0) this.turnsRecovered();
       } catch (err) {
         // Never crash the worker: a failed turn leaves claims leased, which expire and are retried.
@@ -282,7 +287,8 @@ export class Worker {
       if (!this.running) break;
       if (this.deps.retention && Date.now() >= this.retentionDueAt) await this.retain(this.deps.retention);
       if (!this.running) break;
-      if (worked > 0 || this.outcomes.length > 0) {
+      idle = worked === 0 && this.outcomes.length === 0;
+      if (!idle) {
         await new Promise<void>((resolve) => setImmediate(resolve));
         continue;
       }
