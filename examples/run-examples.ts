@@ -278,8 +278,11 @@ function formatReport(s: Omit<DemoSummary, 'report'>, dbFlag: string): string {
   const suspended = s.outcomes.filter((o) => o.actual.startsWith('SUSPENDED'));
   const first = suspended[0]?.instanceId;
   if (first !== undefined) {
+    // A suspended instance's deadline keeps running: said here, or a resume after it meets a FAILED instance.
+    const deadlineMs = (JSON.parse(fs.readFileSync(EXAMPLE_FILES['ota-upgrade'], 'utf8')) as { deadlineMs?: number }).deadlineMs;
+    const until = deadlineMs === undefined ? '' : ` until ota-upgrade's deadline, ${Math.round(deadlineMs / 60_000)} min after each started (it fails them then)`;
     lines.push(
-      `suspended instances wait for a person: npx runnel show ${first} --history --db ${dbFlag}; ` +
+      `suspended instances wait for a person${until}: npx runnel show ${first} --history --db ${dbFlag}; ` +
         `npx runnel resume ${first} --action retry --plugin ${DEMO_PLUGIN_FLAG} --db ${dbFlag} (or --action skip, --action fail; the plug-in serves the fleet the OTA steps call)`,
     );
   }

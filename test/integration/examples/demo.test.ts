@@ -54,6 +54,8 @@ describe('runnel demo: the three examples on one fresh file', () => {
     );
     expect(list.map((i) => [i.workflow, i.status])).toEqual([['ota-upgrade', 'SUSPENDED']]);
 
+    // and: it says how long they wait (the workflow's deadline keeps running while suspended)
+    expect(r.stdout).toContain("suspended instances wait for a person until ota-upgrade's deadline, 10 min after each started (it fails them then): ");
     // and: the resume command it prints works as printed, in a shell, from where the demo ran
     const printed = /npx runnel resume [^;(]*?(?= \(or |$)/m.exec(r.stdout)?.[0];
     expect(printed, r.stdout).toMatch(/^npx runnel resume \d+ --action retry --plugin examples\/demo-plugin\.ts --db /);
