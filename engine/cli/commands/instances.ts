@@ -95,6 +95,7 @@ export function addInstanceCommands(program: Command, run: CliRun): void {
     );
     if (o.json) return json(io, items);
     if (items.length === 0) return io.stdout(o.test === true ? 'no test runs\n' : 'no instances\n');
+    const now = Date.now();
     io.stdout(
       `${table([
         ['ID', 'WORKFLOW', 'STATUS', 'CREATED', 'ENDED', 'NOTE'],
@@ -106,7 +107,7 @@ export function addInstanceCommands(program: Command, run: CliRun): void {
             r.status,
             time(r.createdAt),
             time(r.endedAt),
-            s ? `at ${s.nodeId ?? '?'}: ${short(errorText(s.error), 80)}` : r.error ? short(errorText(r.error), 80) : printable(r.businessKey ?? ''),
+            s ? `at ${s.nodeId ?? '?'}: ${short(errorText(s.error), 80)}` : r.error ? short(errorText(r.error), 80) : withKey(waitNote(r, now), r.businessKey),
           ];
         }),
       ])}\n`,
@@ -170,4 +171,46 @@ export function addInstanceCommands(program: Command, run: CliRun): void {
       );
     });
   });
+}
+
+/** Whole seconds (at least 1) from `now` to `at`, said as `in N s` (or `due now`). */
+function inSeconds(at: number, now: number): string {
+  const s = Math.ceil((at - now) / 1000);
+  return s <= 0 ? 'due now' : `in ${s} s`;
+}
+
+/**
+ * What a live instance waits for, for list's NOTE: a retry's backoff (which node, which attempt
+ * comes, when), a delay, a person's decision, an event, child instances, a concurrency slot; ''
+ * when it waits for nothing (or ended).
+ */
+export function waitNote(
+  r: { waitingFor: string | null; currentNodes: string[]; attempt: number | null; maxAttempts: number | null; nextRetryAt: number | null },
+  now: number,
+): string {
+  const at = r.currentNodes.length > 0 ? ` at ${r.currentNodes.map((n) => `"${printable(n)}"`).join(', ')}` : '';
+  switch (r.waitingFor) {
+    case 'retry': {
+      const next = r.attempt !== null ? ` (attempt ${r.attempt + 1}${r.maxAttempts !== null ? ` of ${r.maxAttempts}` : ''})` : '';
+      return `retry${at}${next}${r.nextRetryAt !== null ? ` ${inSeconds(r.nextRetryAt, now)}` : ''}`;
+    }
+    case 'timer':
+      return `delay${at}`;
+    case 'approval':
+      return `waits for a person's decision${at}`;
+    case 'event':
+      return `waits for an event${at}`;
+    case 'children':
+      return `waits for child instances${at}`;
+    case 'concurrency':
+      return 'waits for a slot (concurrency limit)';
+    default:
+      return '';
+  }
+}
+
+/** `note` and the business key together (`key …`), or whichever there is. */
+function withKey(note: string, businessKey: string | null | undefined): string {
+  if (!businessKey) return note;
+  return note === '' ? printable(businessKey) : `${note} · key ${printable(businessKey)}`;
 }
