@@ -117,41 +117,84 @@ export function followInstance(
   if (!progress.enabled) return () => Promise.resolve();
   const t0 = Date.now();
   const asked = new Set<string>();
+  // What each node was last said to be (`status`, with the attempt where it tells one apart), and
+  // the instance: a line is printed when it differs. This process's events say what it commits;
+  // another process's commits (a worker beside it) are found by reading the instance when the
+  // store says another connection committed, so the log leaves out no step either did.
+  const said = new Map<string, string>();
+  let instanceSaid: string | undefined;
+  const nodeKey = (status: string, attempt: number | undefined) =>
+    status === 'RUNNING' || status === 'RETRYING' || status === 'FAILED' ? `${status}/${attempt ?? '?'}` : status;
   // A line that needs a read waits for it; the lines after it wait their turn.
   let printed = Promise.resolve();
-  const print = (line: () => Promise<string | undefined> | string | undefined) => {
+  const print = (line: () => Promise<string | string[] | undefined> | string | string[] | undefined) => {
     printed = printed.then(async () => {
       const text = await line();
-      if (text !== undefined) progress.line(text);
+      for (const l of text === undefined ? [] : Array.isArray(text) ? text : [text]) progress.line(l);
     });
   };
-  const off = engine.on((e: EngineEvent) => {
-    if (!('instanceId' in e) || e.instanceId !== instanceId()) return;
-    const at = `+${((Date.now() - t0) / 1000).toFixed(2)}s`;
-    if (e.type === 'node.changed') {
-      // The approval's own line already said it waits.
-      if (e.status === 'WAITING' && asked.delete(e.nodeId)) return;
-      if (e.status === 'RETRYING' || e.status === 'FAILED') {
-        const { instanceId: id, nodeId, status, attempt } = e;
-        print(async () => {
-          const node = await call('instance:get', { id })
-            .then((inst) => inst.nodes.find((n) => n.id === nodeId))
-            .catch(() => undefined);
-          const error = node?.error ? `: ${short(errorText(node.error), 160)}` : '';
-          return `  ${at}  ${nodeId}  ${status} after attempt ${attempt ?? node?.attempt ?? '?'}${error}`;
-        });
-      } else {
-        const extra = e.attempt !== undefined && e.status === 'RUNNING' ? ` (attempt ${e.attempt})` : '';
-        print(() => `  ${at}  ${e.nodeId}  ${e.status}${extra}`);
+  const stamp = () => `+${((Date.now() - t0) / 1000).toFixed(2)}s`;
+  /** The line of a node now `status` at `attempt`, or undefined when it was said already. */
+  const nodeLine = async (at: string, nodeId: string, status: string, attempt: number | undefined, error?: unknown): Promise<string | undefined> => {
+    const key = nodeKey(status, attempt);
+    if (said.get(nodeId) === key) return undefined;
+    said.set(nodeId, key);
+    // The approval's own line already said it waits.
+    if (status === 'WAITING' && asked.delete(nodeId)) return undefined;
+    if (status === 'RETRYING' || status === 'FAILED') {
+      let e = error;
+      let n = attempt;
+      if (e === undefined) {
+        const id = instanceId();
+        const node = id === undefined ? undefined : await call('instance:get', { id }).then((inst) => inst.nodes.find((x) => x.id === nodeId)).catch(() => undefined);
+        e = node?.error;
+        n ??= node?.attempt;
       }
+      return `  ${at}  ${nodeId}  ${status} after attempt ${n ?? '?'}${e ? `: ${short(errorText(e), 160)}` : ''}`;
+    }
+    return `  ${at}  ${nodeId}  ${status}${attempt !== undefined && status === 'RUNNING' ? ` (attempt ${attempt})` : ''}`;
+  };
+  const instanceLine = (at: string, status: string): string | undefined => {
+    if (instanceSaid === status) return undefined;
+    instanceSaid = status;
+    return `  ${at}  instance ${status}`;
+  };
+  const off = engine.on((e: EngineEvent) => {
+    if (e.type === 'store.changed') {
+      const id = instanceId();
+      if (id === undefined) return;
+      const at = stamp();
+      print(async () => {
+        const inst = await call('instance:get', { id }).catch(() => undefined);
+        if (!inst) return undefined;
+        const lines: string[] = [];
+        for (const n of inst.nodes) {
+          if (n.status === 'PENDING' || said.get(n.id) === nodeKey(n.status, n.attempt)) continue;
+          const line = await nodeLine(at, n.id, n.status, n.attempt, n.error ?? undefined);
+          if (line !== undefined) lines.push(line);
+        }
+        const line = instanceLine(at, inst.status);
+        if (line !== undefined) lines.push(line);
+        return lines;
+      });
+      return;
+    }
+    if (!('instanceId' in e) || e.instanceId !== instanceId()) return;
+    const at = stamp();
+    if (e.type === 'node.changed') {
+      const { nodeId, status, attempt } = e;
+      print(() => nodeLine(at, nodeId, status, attempt));
     } else if (e.type === 'approval.requested') {
       asked.add(e.nodeId);
       print(() => `  ${at}  ${e.nodeId}  waits for a person${e.prompt ? `: ${short(e.prompt, 160)}` : ''}`);
     } else if (e.type === 'instance.changed' || e.type === 'instance.finished') {
-      print(() => `  ${at}  instance ${e.status}`);
+      const { status } = e;
+      print(() => instanceLine(at, status));
     }
   });
+  const unwatch = engine.watchExternalChanges(100);
   return async () => {
+    unwatch();
     off();
     await printed;
   };
