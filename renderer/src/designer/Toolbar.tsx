@@ -101,8 +101,9 @@ export function Toolbar(actions: ToolbarActions) {
           {name === '' ? '(no name)' : name}
         </span>
         {dirty ? (
-          <span className="rn-unsaved" data-testid="unsaved-marker" title="Unsaved changes">
-            ● unsaved
+          // A draft never saved says "not saved yet" beside it: the dot alone leaves its name the room.
+          <span className="rn-unsaved" data-testid="unsaved-marker" title="Unsaved changes" aria-label="Unsaved changes">
+            {source ? '● unsaved' : '●'}
           </span>
         ) : null}
         {source ? (
