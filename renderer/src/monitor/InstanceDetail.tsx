@@ -55,6 +55,7 @@ export function InstanceDetail() {
   const status = useDetail((s) => s.status);
   const busy = useDetail((s) => s.busy);
   const actionError = useDetail((s) => s.actionError);
+  const loadError = useDetail((s) => s.loadError);
   const refresh = useDetail((s) => s.refresh);
   const retry = useDetail((s) => s.retry);
   const cancel = useDetail((s) => s.cancel);
@@ -97,10 +98,12 @@ export function InstanceDetail() {
   if (!detail || !definition) {
     return (
       <div className="view instance-detail" data-testid="instance-detail" data-id={id} data-status="">
-        <button type="button" data-testid="detail-back" onClick={() => close(undefined)}>
+        <button type="button" className="detail-back-alone" data-testid="detail-back" onClick={() => close(undefined)}>
           ← Instances
         </button>
-        <p className="empty">{status === 'error' ? `Instance ${id} could not be loaded.` : 'Loading…'}</p>
+        <p className="empty" data-testid="detail-load-error">
+          {status === 'error' ? `Instance ${id} could not be loaded${loadError ? `: ${loadError.code}: ${loadError.message}` : '.'}` : 'Loading…'}
+        </p>
       </div>
     );
   }

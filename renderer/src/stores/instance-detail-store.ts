@@ -44,6 +44,8 @@ export interface InstanceDetailState {
   busy: boolean;
   /** The last refused action's error (shown beside the actions, so not as a toast too). */
   actionError: ApiError | undefined;
+  /** Why the instance could not be opened (shown in the view, so not as a toast too). */
+  loadError: ApiError | undefined;
   /** Opens instance `id` (undefined closes). */
   open(id: number | undefined): Promise<void>;
   /** Reloads the detail and the new history events. */
@@ -150,6 +152,7 @@ export function createInstanceDetailStore(
       status: 'idle',
       busy: false,
       actionError: undefined,
+      loadError: undefined,
 
       async open(id) {
         const seq = ++openSeq;
@@ -162,15 +165,21 @@ export function createInstanceDetailStore(
           definition: undefined,
           status: id === undefined ? 'idle' : 'loading',
           actionError: undefined,
+          loadError: undefined,
           busy: false,
         });
         if (id === undefined) return;
-        const [d, h] = await Promise.all([api.invoke('instance:get', { id }), loadHistory(id, 0)]);
+        // The instance first: when it cannot be opened, the view says why in place (its toast is
+        // taken back), and no history call adds a second toast of the same failure.
+        const d = await api.invoke('instance:get', { id });
+        if (!d.ok) options.claimError?.('instance:get');
         if (seq !== openSeq) return;
         if (!d.ok) {
-          set({ status: 'error' });
+          set({ status: 'error', loadError: d.error });
           return;
         }
+        const h = await loadHistory(id, 0);
+        if (seq !== openSeq) return;
         const definition = await definitionOf(d.value.workflow, d.value.workflowVersion);
         if (seq !== openSeq) return;
         set({ detail: d.value, history: h ?? [], definition, status: 'ready' });

@@ -130,6 +130,21 @@ describe('addresses', () => {
       await tab.close();
     }
     // … and in a fresh tab, the default view's
+    const missing = await app.context.newPage();
+    try {
+      // an instance that does not exist: the view says why, once (no toast besides), and its back
+      // button keeps its own width
+      await missing.goto(`http://127.0.0.1:${app.server.port}/#/instances/999999`);
+      const said = missing.getByTestId('detail-load-error');
+      await waitUntil(async () => said.textContent(), (t) => t !== 'Loading…', 'the open to fail');
+      expect(await said.textContent()).toBe('Instance 999999 could not be loaded: NOT_FOUND: instance 999999 does not exist');
+      await missing.waitForTimeout(300);
+      expect(await missing.getByTestId('toast').count()).toBe(0);
+      const back = await missing.getByTestId('detail-back').boundingBox();
+      expect(back && back.width).toBeLessThan(200);
+    } finally {
+      await missing.close();
+    }
     const fresh = await app.context.newPage();
     try {
       await fresh.goto(`http://127.0.0.1:${app.server.port}/#/nowhere/7`);
