@@ -190,6 +190,30 @@ describe('the Instances view at 1280×720', () => {
     await page.keyboard.press('Escape');
   });
 
+  it('in a narrow window (900 and 1024 px) every filter stays inside the filter panel', async () => {
+    const { page } = app;
+    try {
+      for (const width of [900, 1024]) {
+        await page.setViewportSize({ width, height: 800 });
+        const panel = await page.locator('.filter-bar').boundingBox();
+        const outside = await page.locator('.filter-bar input, .filter-bar select, .filter-bar button').evaluateAll(
+          (els, right) =>
+            els.flatMap((el) => {
+              const b = el.getBoundingClientRect();
+              return b.width > 0 && b.right > right + 0.5 ? [`${el.getAttribute('data-testid') ?? el.tagName}: ${Math.round(b.right)} > ${Math.round(right)}`] : [];
+            }),
+          (panel?.x ?? 0) + (panel?.width ?? 0),
+        );
+        expect(outside, `${width} px`).toEqual([]);
+        // and the title row's buttons keep their text on one line
+        for (const id of ['start-toggle', 'refresh-instances']) expect((await page.getByTestId(id).boundingBox())?.height, `${width} px: ${id}`).toBeLessThan(36);
+        await page.screenshot({ path: `/tmp/ui15b-shots/instances-${width}.png` });
+      }
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 720 });
+    }
+  });
+
   it('at 1440×900, keeps the one line too', async () => {
     const { page } = app;
     await page.setViewportSize({ width: 1440, height: 900 });
