@@ -159,24 +159,28 @@ export function followInstance(
     instanceSaid = status;
     return `  ${at}  instance ${status}`;
   };
+  /** Reads the instance and says each change of it not said yet (another process's commits). */
+  const readChanges = (): void => {
+    const id = instanceId();
+    if (id === undefined) return;
+    const at = stamp();
+    print(async () => {
+      const inst = await call('instance:get', { id }).catch(() => undefined);
+      if (!inst) return undefined;
+      const lines: string[] = [];
+      for (const n of inst.nodes) {
+        if (n.status === 'PENDING' || said.get(n.id) === nodeKey(n.status, n.attempt)) continue;
+        const line = await nodeLine(at, n.id, n.status, n.attempt, n.error ?? undefined);
+        if (line !== undefined) lines.push(line);
+      }
+      const line = instanceLine(at, inst.status);
+      if (line !== undefined) lines.push(line);
+      return lines;
+    });
+  };
   const off = engine.on((e: EngineEvent) => {
     if (e.type === 'store.changed') {
-      const id = instanceId();
-      if (id === undefined) return;
-      const at = stamp();
-      print(async () => {
-        const inst = await call('instance:get', { id }).catch(() => undefined);
-        if (!inst) return undefined;
-        const lines: string[] = [];
-        for (const n of inst.nodes) {
-          if (n.status === 'PENDING' || said.get(n.id) === nodeKey(n.status, n.attempt)) continue;
-          const line = await nodeLine(at, n.id, n.status, n.attempt, n.error ?? undefined);
-          if (line !== undefined) lines.push(line);
-        }
-        const line = instanceLine(at, inst.status);
-        if (line !== undefined) lines.push(line);
-        return lines;
-      });
+      readChanges();
       return;
     }
     if (!('instanceId' in e) || e.instanceId !== instanceId()) return;
@@ -196,6 +200,8 @@ export function followInstance(
   return async () => {
     unwatch();
     off();
+    // What another process committed since the last look (its last steps, the instance's end).
+    readChanges();
     await printed;
   };
 }
