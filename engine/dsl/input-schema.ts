@@ -118,9 +118,9 @@ export function schemaPatternProblems(schema: unknown): SchemaPatternProblem[] {
   return out;
 }
 
-/** `inputSchema.properties.code.pattern`: a schema path as messages name it. */
-export function schemaPath(path: readonly (string | number)[]): string {
-  let out = 'inputSchema';
+/** `inputSchema.properties.code.pattern`: a schema path as messages name it (under `root`). */
+export function schemaPath(path: readonly (string | number)[], root = 'inputSchema'): string {
+  let out = root;
   for (const key of path) {
     out += typeof key === 'number' ? `[${key}]` : /^[A-Za-z_$][\w$]*$/u.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
   }

@@ -5,7 +5,7 @@
  * Shared with the renderer: imports nothing from Node.
  */
 import { compileInputSchema, schemaPath, schemaPatternProblems } from './input-schema';
-import { isRecord, problem, typeName, type Json, type Problem, type Subject } from './validate-problems';
+import { isRecord, nodeSubject, problem, typeName, type Json, type LooseNode, type Problem, type Subject } from './validate-problems';
 
 /**
  * A light shape check (a pasted example, a typo), then Ajv's own compile when `compile` is set:
@@ -75,4 +75,33 @@ function patternsRun(schema: Json, subject: Subject, out: Problem[]): boolean {
     );
   }
   return found.length === 0;
+}
+
+/**
+ * An approval's `config.form` is a JSON Schema the same way: its patterns must run and (where the
+ * page allows it) Ajv must compile it, or every approval of the node is refused at decision time
+ * and it can only be rejected. Problems name `config.form…` (INVALID_CONFIG, UNSUPPORTED_REGEX).
+ */
+export function checkApprovalForms(nodes: readonly LooseNode[], compile: boolean, out: Problem[]): void {
+  for (const node of nodes) {
+    const config = node.raw['config'];
+    const form = node.raw['type'] === 'approval' && isRecord(config) ? config['form'] : undefined;
+    if (!isRecord(form)) continue;
+    const subject = nodeSubject(node, node.index);
+    const base = ['nodes', node.index, 'config', 'form'];
+    const found = schemaPatternProblems(form);
+    for (const p of found) {
+      out.push(
+        problem(
+          p.kind === 'syntax' ? 'INVALID_CONFIG' : 'UNSUPPORTED_REGEX',
+          subject,
+          `${schemaPath(p.path, 'config.form')} ${JSON.stringify(p.pattern)} ${p.reason}`,
+          [...base, ...p.path],
+        ),
+      );
+    }
+    if (found.length > 0 || !compile) continue;
+    const compiled = compileInputSchema(form);
+    if (!compiled.ok) out.push(problem('INVALID_CONFIG', subject, `config.form is not a valid JSON Schema: ${compiled.reason}`, base));
+  }
 }

@@ -16,7 +16,7 @@ import { describeValueProblem, findValueProblem, valueProblemCode } from './valu
 import { WorkflowSchema, type Workflow } from './schema';
 import { checkEdgeExpressions, checkExpression } from './validate-expressions';
 import { checkGraph, checkIds } from './validate-graph';
-import { checkInputSchema } from './validate-input-schema';
+import { checkApprovalForms, checkInputSchema } from './validate-input-schema';
 import { checkSchedules } from './validate-schedules';
 import { checkIntervals, checkNodes, looseRetry, type TypeCatalog } from './validate-nodes';
 import { isRecord, nodeSubject, problem, readLoose, schemaProblems, tightestBounds, type LooseNode, type Problem } from './validate-problems';
@@ -74,6 +74,7 @@ export function validateWorkflow(
     checkIntervals(raw['retry'], undefined, { label: 'workflow' }, ['retry'], 'retry', problems);
   checkNames(raw, nodes, problems);
   checkInputSchema(raw, options.compileInputSchema ?? CAN_COMPILE_SCHEMAS, problems);
+  checkApprovalForms(nodes, options.compileInputSchema ?? CAN_COMPILE_SCHEMAS, problems);
   checkIds(nodes, edges, problems);
   checkGraph(nodes, edges, nodesArray, problems);
   checkNodes(nodes, catalog, workflowRetry, problems);

@@ -73,3 +73,19 @@ describe('inputSchema is compiled at validation', () => {
     expect(compileInputSchema(schema)).toBe(first);
   });
 });
+
+describe("an approval's form", () => {
+  it('is checked at validation as a JSON Schema, its patterns included, naming config.form; a valid form passes', () => {
+    // given: a form Ajv refuses, one whose pattern RE2 cannot run, and a valid one
+    const bad = onlyProblem(one({ type: 'approval', config: { form: { type: 'bogus' } } }), 'INVALID_CONFIG');
+    expect(bad.message).toMatch(/^node "n": config\.form is not a valid JSON Schema: schema is invalid: data\/type must be equal to one of the allowed values/);
+    expect(bad.path).toEqual(['nodes', 0, 'config', 'form']);
+    const lookahead = onlyProblem(
+      one({ type: 'approval', config: { form: { type: 'object', properties: { x: { type: 'string', pattern: '(?=a)' } } } } }),
+      'UNSUPPORTED_REGEX',
+    );
+    expect(lookahead.message).toMatch(/^node "n": config\.form\.properties\.x\.pattern "\(\?=a\)" uses a lookahead/);
+    expect(lookahead.path).toEqual(['nodes', 0, 'config', 'form', 'properties', 'x', 'pattern']);
+    expect(problems(one({ type: 'approval', config: { form: { type: 'object', properties: { x: { type: 'string', pattern: '^[a-z]+$' } }, required: ['x'] } } }))).toEqual([]);
+  });
+});
