@@ -107,7 +107,7 @@ export function addInstanceCommands(program: Command, run: CliRun): void {
             r.status,
             time(r.createdAt),
             time(r.endedAt),
-            s ? `at ${s.nodeId ?? '?'}: ${short(errorText(s.error), 80)}` : r.error ? short(errorText(r.error), 80) : withKey(waitNote(r, now), r.businessKey),
+            s ? `at ${s.nodeId ?? '?'}: ${short(errorText(s.error), 80)}` : r.error ? short(errorText(r.error), 80) : withKey(pausedNote(r.pausedAt ?? null, waitNote(r, now)), r.businessKey),
           ];
         }),
       ])}\n`,
@@ -207,6 +207,16 @@ export function waitNote(
     default:
       return '';
   }
+}
+
+/**
+ * A paused instance's note: `paused since <time> (unpause to go on)`, before what it waits for (a
+ * delay or a retry keeps the time it had left, counted from the unpause).
+ */
+function pausedNote(pausedAt: number | null, note: string): string {
+  if (pausedAt === null) return note;
+  const paused = `paused since ${time(pausedAt)} (unpause to go on)`;
+  return note === '' ? paused : `${paused}; ${note}`;
 }
 
 /** `note` and the business key together (`key …`), or whichever there is. */

@@ -1,7 +1,7 @@
 /**
  * `runnel list` says in its NOTE what a live instance waits for (found in a newcomer's trial: an
  * instance waiting out a retry's backoff showed nothing): a retry (which node, which attempt comes,
- * when), a person's decision, a held start; the business key follows the note. Real database file;
+ * when), a person's decision, a held start, a pause; the business key follows the note. Real database file;
  * the instances are brought there by the engine, then listed by the real CLI.
  */
 import { afterEach, describe, expect, it } from 'vitest';
@@ -29,6 +29,11 @@ describe('runnel list NOTE', () => {
       const held = await engine.start('ask');
       await engine.runUntil(async () => (await engine.getInstance(flaky)).nodes.some((n) => n.status === 'RETRYING') && (await engine.getInstance(asked)).status === 'WAITING', 20_000);
       expect(held).toBe(asked + 1);
+      // and a delay paused by a person
+      await engine.deploy({ name: 'nap', nodes: [{ id: 'sleep', type: 'delay', config: { durationMs: 3_600_000 } }] });
+      const nap = await engine.start('nap');
+      await engine.runUntil(async () => (await engine.getInstance(nap)).status === 'WAITING', 20_000);
+      await engine.pause(nap);
     } finally {
       await engine.close();
     }
@@ -42,6 +47,7 @@ describe('runnel list NOTE', () => {
       .map((l) => l.split(/ {2,}/).at(-1));
     // then: newest first, each says what it waits for
     expect(notes).toEqual([
+      expect.stringMatching(/^paused since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} \(unpause to go on\); delay at "sleep"$/),
       'waits for a slot (concurrency limit)',
       `waits for a person's decision at "ok"`,
       expect.stringMatching(/^retry at "call" \(attempt 2 of 3\) in (59|60) s · key order-7$/),
