@@ -134,7 +134,7 @@ export function followInstance(
     });
   };
   const stamp = () => `+${((Date.now() - t0) / 1000).toFixed(2)}s`;
-  /** The line of a node now `status` at `attempt`, or undefined when it was said already. */
+  /** The line of a node now `status` at `attempt`, or undefined when it was said already; `error` undefined: not known yet (read for a failure). */
   const nodeLine = async (at: string, nodeId: string, status: string, attempt: number | undefined, error?: unknown): Promise<string | undefined> => {
     const key = nodeKey(status, attempt);
     if (said.get(nodeId) === key) return undefined;
@@ -169,8 +169,9 @@ export function followInstance(
       if (!inst) return undefined;
       const lines: string[] = [];
       for (const n of inst.nodes) {
-        if (n.status === 'PENDING' || said.get(n.id) === nodeKey(n.status, n.attempt)) continue;
-        const line = await nodeLine(at, n.id, n.status, n.attempt, n.error ?? undefined);
+        if (n.status === 'PENDING') continue;
+        // The node as read: its error is known (null when none), so nodeLine reads nothing again.
+        const line = await nodeLine(at, n.id, n.status, n.attempt, n.error ?? null);
         if (line !== undefined) lines.push(line);
       }
       const line = instanceLine(at, inst.status);

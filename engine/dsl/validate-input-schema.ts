@@ -63,14 +63,27 @@ export function checkInputSchema(raw: unknown, compile: boolean, out: Problem[])
  * true when all can. Ajv's compile is skipped otherwise: it would refuse the same pattern again.
  */
 function patternsRun(schema: Json, subject: Subject, out: Problem[]): boolean {
+  return pushPatternProblems(schema, { subject, root: 'inputSchema', path: ['inputSchema'], syntax: 'INVALID_INPUT_SCHEMA' }, out);
+}
+
+/**
+ * Reports each pattern of `schema` that cannot run, named under `at.root` (`inputSchema`,
+ * `config.form`) with its path under `at.path`: a syntax error as `at.syntax`, a construct RE2
+ * lacks as UNSUPPORTED_REGEX. True when every pattern can run.
+ */
+function pushPatternProblems(
+  schema: Json,
+  at: { subject: Subject; root: string; path: (string | number)[]; syntax: 'INVALID_INPUT_SCHEMA' | 'INVALID_CONFIG' },
+  out: Problem[],
+): boolean {
   const found = schemaPatternProblems(schema);
   for (const p of found) {
     out.push(
       problem(
-        p.kind === 'syntax' ? 'INVALID_INPUT_SCHEMA' : 'UNSUPPORTED_REGEX',
-        subject,
-        `${schemaPath(p.path)} ${JSON.stringify(p.pattern)} ${p.reason}`,
-        ['inputSchema', ...p.path],
+        p.kind === 'syntax' ? at.syntax : 'UNSUPPORTED_REGEX',
+        at.subject,
+        `${schemaPath(p.path, at.root)} ${JSON.stringify(p.pattern)} ${p.reason}`,
+        [...at.path, ...p.path],
       ),
     );
   }
@@ -88,19 +101,8 @@ export function checkApprovalForms(nodes: readonly LooseNode[], compile: boolean
     const form = node.raw['type'] === 'approval' && isRecord(config) ? config['form'] : undefined;
     if (!isRecord(form)) continue;
     const subject = nodeSubject(node, node.index);
-    const base = ['nodes', node.index, 'config', 'form'];
-    const found = schemaPatternProblems(form);
-    for (const p of found) {
-      out.push(
-        problem(
-          p.kind === 'syntax' ? 'INVALID_CONFIG' : 'UNSUPPORTED_REGEX',
-          subject,
-          `${schemaPath(p.path, 'config.form')} ${JSON.stringify(p.pattern)} ${p.reason}`,
-          [...base, ...p.path],
-        ),
-      );
-    }
-    if (found.length > 0 || !compile) continue;
+    const base: (string | number)[] = ['nodes', node.index, 'config', 'form'];
+    if (!pushPatternProblems(form, { subject, root: 'config.form', path: base, syntax: 'INVALID_CONFIG' }, out) || !compile) continue;
     const compiled = compileInputSchema(form);
     if (!compiled.ok) out.push(problem('INVALID_CONFIG', subject, `config.form is not a valid JSON Schema: ${compiled.reason}`, base));
   }
